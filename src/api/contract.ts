@@ -1,0 +1,398 @@
+/**
+ * The wire contract of the Critical CSS Generation API (`shared/api-contract.md`), once.
+ *
+ * Wire objects are snake_case JSON; the TypeScript side is camelCase. Parsing ignores
+ * unknown fields (forward compatible) and rejects a missing or malformed required field
+ * with a message that names it. The client and the reference service both use this
+ * module, so they cannot drift apart.
+ */
+import { z } from 'zod'
+
+export const API_PATHS = {
+  generate: '/api/critical-css/generate',
+  jobs: '/api/critical-css/jobs',
+  usage: '/api/critical-css/usage',
+  jobData: (id: string): string => `/api/critical-css/job/${id}/data`,
+} as const
+
+export const JOB_STATUSES = ['queued', 'processing', 'done', 'failed'] as const
+export type JobStatus = (typeof JOB_STATUSES)[number]
+
+/** Failure codes the contract names; a service may add others, so `JobError.code` stays a string. */
+export const JOB_FAILURE_CODES = ['fetch_failed', 'timeout', 'render_failed', 'blocked_url', 'internal'] as const
+
+export const PLANS = ['free', 'pro', 'ent'] as const
+export type Plan = (typeof PLANS)[number]
+
+/** Requests per minute of each plan; `null` is unlimited. */
+export const PLAN_REQUESTS_PER_MINUTE: Readonly<Record<Plan, number | null>> = { free: 5, pro: 60, ent: null }
+/** Generations per calendar month (UTC) of each plan by default; `null` is unlimited. */
+export const PLAN_MONTHLY_GENERATIONS: Readonly<Record<Plan, number | null>> = { free: 100, pro: 10_000, ent: null }
+
+export const RATE_WINDOW_MS = 60_000
+export const MAX_URL_LENGTH = 2048
+export const MAX_BODY_BYTES = 16 * 1024
+export const DEFAULT_VIEWPORTS: readonly Viewport[] = [
+  { width: 1300, height: 900 },
+  { width: 412, height: 915 },
+]
+export const VIEWPORT_LIMITS = { minCount: 1, maxCount: 4, minWidth: 240, maxWidth: 3840, minHeight: 240, maxHeight: 4320 } as const
+export const JOB_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/
+export const TOKEN_PATTERN = /^[\x21-\x7e]{16,256}$/
+export const JOBS_LIMIT = { min: 1, max: 100, default: 20 } as const
+
+export interface Viewport {
+  width: number
+  height: number
+}
+
+export interface JobError {
+  /** One of {@link JOB_FAILURE_CODES}, or a code this client does not know yet. */
+  code: string
+  message: string
+}
+
+export interface Job {
+  id: string
+  url: string
+  status: JobStatus
+  /** True exactly when `status` is `done` and `css` is a string. */
+  cssAvailable: boolean
+  createdAt: string
+  updatedAt: string
+  error: JobError | null
+}
+
+export interface JobData extends Job {
+  /** Ready to inline into the page at `url`; possibly empty. */
+  css: string | null
+  cssBytes: number | null
+  viewports: Viewport[]
+  durationMs: number | null
+}
+
+export interface Usage {
+  /** `free`, `pro` or `ent`; kept as a string so a new plan name does not break old clients. */
+  plan: string
+  subscription: { status: string; expiresAt: string | null }
+  rateLimit: { requestsPerMinute: number | null; remaining: number | null; resetSeconds: number | null }
+  quota: { period: string; generationsLimit: number | null; generationsUsed: number; resetsAt: string }
+  stats: {
+    jobsTotal: number
+    jobsQueued: number
+    jobsProcessing: number
+    jobsDone: number
+    jobsFailed: number
+    cssBytesTotal: number
+  }
+}
+
+export interface ErrorBody {
+  code: string
+  message: string
+}
+
+export interface GenerateRequest {
+  url: string
+  viewports?: Viewport[]
+}
+
+export interface JobsQuery {
+  limit?: number
+  status?: JobStatus
+}
+
+// ---------------------------------------------------------------------------------------
+// Schemas of the wire format. `z.object` drops unknown keys, which is the forward
+// compatibility the contract asks for.
+
+const timestamp = z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'must be an ISO 8601 timestamp')
+const count = z.int().nonnegative()
+
+const jobStatus = z.enum(JOB_STATUSES, {
+  error: (issue) => `unknown job status ${JSON.stringify(issue.input)} (expected one of ${JOB_STATUSES.join(', ')})`,
+})
+
+export const viewportSchema = z.object({
+  width: z.int().min(VIEWPORT_LIMITS.minWidth).max(VIEWPORT_LIMITS.maxWidth),
+  height: z.int().min(VIEWPORT_LIMITS.minHeight).max(VIEWPORT_LIMITS.maxHeight),
+})
+
+const jobErrorWire = z.object({ code: z.string(), message: z.string() })
+
+const jobWireShape = {
+  id: z.string().regex(JOB_ID_PATTERN, 'must match [A-Za-z0-9_-]{1,64}'),
+  url: z.string(),
+  status: jobStatus,
+  css_available: z.boolean(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  error: jobErrorWire.nullable(),
+}
+
+const jobWire = z.object(jobWireShape)
+
+const jobDataWire = z
+  .object({
+    ...jobWireShape,
+    css: z.string().nullable(),
+    css_bytes: count.nullable(),
+    // Viewports a job was rendered at were validated when it was created; only the shape matters here.
+    viewports: z.array(z.object({ width: z.int().positive(), height: z.int().positive() })),
+    duration_ms: count.nullable(),
+  })
+  .superRefine((data, ctx) => {
+    if (data.status === 'done' && typeof data.css !== 'string') {
+      ctx.addIssue({ code: 'custom', path: ['css'], message: 'must be a string when status is "done"' })
+    }
+  })
+
+const usageWire = z.object({
+  plan: z.string(),
+  subscription: z.object({ status: z.string(), expires_at: timestamp.nullable() }),
+  rate_limit: z.object({
+    requests_per_minute: count.nullable(),
+    remaining: count.nullable(),
+    reset_seconds: count.nullable(),
+  }),
+  quota: z.object({
+    period: z.string(),
+    generations_limit: count.nullable(),
+    generations_used: count,
+    resets_at: timestamp,
+  }),
+  stats: z.object({
+    jobs_total: count,
+    jobs_queued: count,
+    jobs_processing: count,
+    jobs_done: count,
+    jobs_failed: count,
+    css_bytes_total: count,
+  }),
+})
+
+const jobsListWire = z.object({ jobs: z.array(jobWire) })
+
+const errorBodyWire = z.object({ error: z.object({ code: z.string(), message: z.string() }) })
+
+type JobWire = z.infer<typeof jobWire>
+type JobDataWire = z.infer<typeof jobDataWire>
+type UsageWire = z.infer<typeof usageWire>
+
+// ---------------------------------------------------------------------------------------
+// Parsing: wire JSON → TypeScript objects.
+
+/** A body that does not follow the contract; `field` is the dotted path of the first problem. */
+export class ContractViolation extends Error {
+  override name = 'ContractViolation'
+  constructor(
+    readonly what: string,
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(field ? `${what}: field "${field}" ${problem}` : `${what}: ${problem}`)
+  }
+}
+
+function pathToString(path: readonly PropertyKey[]): string {
+  let out = ''
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`
+    else out += out ? `.${String(key)}` : String(key)
+  }
+  return out
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } {
+  let value: unknown = root
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return { found: false, value: undefined }
+    value = (value as Record<PropertyKey, unknown>)[key]
+    if (value === undefined) return { found: false, value: undefined }
+  }
+  return { found: true, value }
+}
+
+function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(input)
+  if (result.success) return result.data
+  const issue = result.error.issues[0]
+  if (!issue) throw new ContractViolation(what, '', 'is not valid')
+  const field = pathToString(issue.path)
+  const at = valueAt(input, issue.path)
+  if (!at.found && issue.path.length > 0) throw new ContractViolation(what, field, 'is missing')
+  if (issue.path.length === 0 && (input === null || typeof input !== 'object')) {
+    throw new ContractViolation(what, '', `expected a JSON object, got ${input === null ? 'null' : typeof input}`)
+  }
+  throw new ContractViolation(what, field, issue.message.startsWith('unknown job status') ? `has an ${issue.message}` : issue.message)
+}
+
+function jobFromWire(wire: JobWire): Job {
+  return {
+    id: wire.id,
+    url: wire.url,
+    status: wire.status,
+    cssAvailable: wire.css_available,
+    createdAt: wire.created_at,
+    updatedAt: wire.updated_at,
+    error: wire.error ? { code: wire.error.code, message: wire.error.message } : null,
+  }
+}
+
+function jobDataFromWire(wire: JobDataWire): JobData {
+  return {
+    ...jobFromWire(wire),
+    css: wire.css,
+    cssBytes: wire.css_bytes,
+    viewports: wire.viewports.map(({ width, height }) => ({ width, height })),
+    durationMs: wire.duration_ms,
+  }
+}
+
+function usageFromWire(wire: UsageWire): Usage {
+  return {
+    plan: wire.plan,
+    subscription: { status: wire.subscription.status, expiresAt: wire.subscription.expires_at },
+    rateLimit: {
+      requestsPerMinute: wire.rate_limit.requests_per_minute,
+      remaining: wire.rate_limit.remaining,
+      resetSeconds: wire.rate_limit.reset_seconds,
+    },
+    quota: {
+      period: wire.quota.period,
+      generationsLimit: wire.quota.generations_limit,
+      generationsUsed: wire.quota.generations_used,
+      resetsAt: wire.quota.resets_at,
+    },
+    stats: {
+      jobsTotal: wire.stats.jobs_total,
+      jobsQueued: wire.stats.jobs_queued,
+      jobsProcessing: wire.stats.jobs_processing,
+      jobsDone: wire.stats.jobs_done,
+      jobsFailed: wire.stats.jobs_failed,
+      cssBytesTotal: wire.stats.css_bytes_total,
+    },
+  }
+}
+
+export const parseJob = (input: unknown): Job => jobFromWire(parseWith(jobWire, input, 'job'))
+export const parseJobData = (input: unknown): JobData => jobDataFromWire(parseWith(jobDataWire, input, 'job data'))
+export const parseUsage = (input: unknown): Usage => usageFromWire(parseWith(usageWire, input, 'usage'))
+export const parseJobsList = (input: unknown): Job[] => parseWith(jobsListWire, input, 'job list').jobs.map(jobFromWire)
+/** The `{ error: { code, message } }` body of an error answer, or null when the body is not one. */
+export function parseErrorBody(input: unknown): ErrorBody | null {
+  const result = errorBodyWire.safeParse(input)
+  return result.success ? { code: result.data.error.code, message: result.data.error.message } : null
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests: validation shared by the client (fail before sending) and the service (400).
+
+/** Why `url` cannot be sent to generate, or null when it can. */
+export function checkPageUrl(url: unknown): string | null {
+  if (typeof url !== 'string' || url.length === 0) return 'url is required'
+  if (url.length > MAX_URL_LENGTH) return `url is longer than ${MAX_URL_LENGTH} characters`
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return `url ${JSON.stringify(truncate(url))} is not an absolute URL`
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    return `url ${JSON.stringify(truncate(url))} is not an http(s) URL`
+  }
+  return null
+}
+
+/** Why `viewports` cannot be sent to generate, or null when they can (undefined is allowed). */
+export function checkViewports(viewports: unknown): string | null {
+  if (viewports === undefined) return null
+  if (!Array.isArray(viewports)) return 'viewports must be an array'
+  const { minCount, maxCount, minWidth, maxWidth, minHeight, maxHeight } = VIEWPORT_LIMITS
+  if (viewports.length < minCount || viewports.length > maxCount) {
+    return `viewports must have ${minCount} to ${maxCount} entries, got ${viewports.length}`
+  }
+  for (const [index, viewport] of viewports.entries()) {
+    if (!viewportSchema.safeParse(viewport).success) {
+      return `viewports[${index}] must be { width: ${minWidth}–${maxWidth}, height: ${minHeight}–${maxHeight} } in whole pixels`
+    }
+  }
+  return null
+}
+
+/** Parses a generate request body the way the service must; throws ContractViolation on a bad one. */
+export function parseGenerateRequest(input: unknown): GenerateRequest {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ContractViolation('generate request', '', 'body must be a JSON object')
+  }
+  const body = input as Record<string, unknown>
+  const urlProblem = checkPageUrl(body.url)
+  if (urlProblem) throw new ContractViolation('generate request', 'url', urlProblem.replace(/^url /, ''))
+  const viewportProblem = checkViewports(body.viewports)
+  if (viewportProblem) throw new ContractViolation('generate request', 'viewports', viewportProblem.replace(/^viewports /, ''))
+  const request: GenerateRequest = { url: body.url as string }
+  if (body.viewports !== undefined) {
+    request.viewports = (body.viewports as Viewport[]).map(({ width, height }) => ({ width, height }))
+  }
+  return request
+}
+
+function truncate(text: string, max = 120): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text
+}
+
+// ---------------------------------------------------------------------------------------
+// Serialising: TypeScript objects → wire JSON (the service answers with these).
+
+export function jobToWire(job: Job): JobWire {
+  return {
+    id: job.id,
+    url: job.url,
+    status: job.status,
+    css_available: job.cssAvailable,
+    created_at: job.createdAt,
+    updated_at: job.updatedAt,
+    error: job.error ? { code: job.error.code, message: job.error.message } : null,
+  }
+}
+
+export function jobDataToWire(data: JobData): JobDataWire {
+  return {
+    ...jobToWire(data),
+    css: data.css,
+    css_bytes: data.cssBytes,
+    viewports: data.viewports.map(({ width, height }) => ({ width, height })),
+    duration_ms: data.durationMs,
+  }
+}
+
+export function usageToWire(usage: Usage): UsageWire {
+  return {
+    plan: usage.plan,
+    subscription: { status: usage.subscription.status, expires_at: usage.subscription.expiresAt },
+    rate_limit: {
+      requests_per_minute: usage.rateLimit.requestsPerMinute,
+      remaining: usage.rateLimit.remaining,
+      reset_seconds: usage.rateLimit.resetSeconds,
+    },
+    quota: {
+      period: usage.quota.period,
+      generations_limit: usage.quota.generationsLimit,
+      generations_used: usage.quota.generationsUsed,
+      resets_at: usage.quota.resetsAt,
+    },
+    stats: {
+      jobs_total: usage.stats.jobsTotal,
+      jobs_queued: usage.stats.jobsQueued,
+      jobs_processing: usage.stats.jobsProcessing,
+      jobs_done: usage.stats.jobsDone,
+      jobs_failed: usage.stats.jobsFailed,
+      css_bytes_total: usage.stats.cssBytesTotal,
+    },
+  }
+}
+
+export function errorBodyToWire(error: ErrorBody): { error: ErrorBody } {
+  return { error: { code: error.code, message: error.message } }
+}

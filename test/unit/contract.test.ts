@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest'
+import {
+  ContractViolation,
+  checkPageUrl,
+  checkViewports,
+  jobDataToWire,
+  parseErrorBody,
+  parseGenerateRequest,
+  parseJob,
+  parseJobData,
+  parseJobsList,
+  parseUsage,
+  usageToWire,
+} from '../../src/api/contract.ts'
+
+const job = {
+  id: 'j_7fK2c9QpZx',
+  url: 'https://example.com/pricing',
+  status: 'queued',
+  css_available: false,
+  created_at: '2026-11-21T10:00:00.000Z',
+  updated_at: '2026-11-21T10:00:00.000Z',
+  error: null,
+}
+const jobData = {
+  ...job,
+  status: 'done',
+  css_available: true,
+  css: 'body{margin:0}',
+  css_bytes: 14,
+  viewports: [{ width: 1300, height: 900 }],
+  duration_ms: 812,
+}
+const usage = {
+  plan: 'free',
+  subscription: { status: 'active', expires_at: '2027-01-01T00:00:00.000Z' },
+  rate_limit: { requests_per_minute: 5, remaining: 3, reset_seconds: 41 },
+  quota: { period: 'month', generations_limit: 100, generations_used: 12, resets_at: '2026-12-01T00:00:00.000Z' },
+  stats: { jobs_total: 12, jobs_queued: 0, jobs_processing: 1, jobs_done: 10, jobs_failed: 1, css_bytes_total: 183204 },
+}
+
+function violation(run: () => unknown): ContractViolation {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof ContractViolation) return error
+    throw error
+  }
+  throw new Error('expected a ContractViolation')
+}
+
+describe('parsing answers', () => {
+  it('maps a job from snake_case to camelCase', () => {
+    expect(parseJob(job)).toEqual({
+      id: 'j_7fK2c9QpZx',
+      url: 'https://example.com/pricing',
+      status: 'queued',
+      cssAvailable: false,
+      createdAt: '2026-11-21T10:00:00.000Z',
+      updatedAt: '2026-11-21T10:00:00.000Z',
+      error: null,
+    })
+  })
+
+  it('maps job data, including an empty css for a page without styles above the fold', () => {
+    const parsed = parseJobData({ ...jobData, css: '', css_bytes: 0 })
+    expect(parsed).toMatchObject({ status: 'done', cssAvailable: true, css: '', cssBytes: 0, durationMs: 812, viewports: [{ width: 1300, height: 900 }] })
+  })
+
+  it('ignores fields it does not know, at every level', () => {
+    const parsed = parseJobData({ ...jobData, priority: 3, viewports: [{ width: 1300, height: 900, dpr: 2 }], error: null })
+    expect(parsed).not.toHaveProperty('priority')
+    expect(parsed.viewports).toEqual([{ width: 1300, height: 900 }])
+    expect(parseUsage({ ...usage, region: 'eu', stats: { ...usage.stats, p95_ms: 900 } }).stats).not.toHaveProperty('p95Ms')
+  })
+
+  it.each([
+    ['css_available', parseJob, job],
+    ['created_at', parseJob, job],
+    ['css', parseJobData, jobData],
+    ['duration_ms', parseJobData, jobData],
+  ] as const)('names the missing field %s', (field, parse, input) => {
+    const { [field]: _dropped, ...rest } = input as Record<string, unknown>
+    const error = violation(() => parse(rest))
+    expect(error.field).toBe(field)
+    expect(error.message).toContain(`"${field}" is missing`)
+  })
+
+  it('names a missing nested field with its path', () => {
+    const error = violation(() => parseUsage({ ...usage, quota: { ...usage.quota, resets_at: undefined } }))
+    expect(error.message).toContain('"quota.resets_at" is missing')
+    const inList = violation(() => parseJobsList({ jobs: [job, { ...job, id: undefined }] }))
+    expect(inList.message).toContain('"jobs[1].id" is missing')
+  })
+
+  it('treats an unknown status as an error that names the value', () => {
+    const error = violation(() => parseJob({ ...job, status: 'paused' }))
+    expect(error.field).toBe('status')
+    expect(error.message).toContain('"paused"')
+  })
+
+  it('rejects done job data without css', () => {
+    expect(violation(() => parseJobData({ ...jobData, css: null })).field).toBe('css')
+  })
+
+  it('rejects a field of the wrong type and a body that is not an object', () => {
+    expect(violation(() => parseJob({ ...job, css_available: 'yes' })).field).toBe('css_available')
+    expect(violation(() => parseJob('nope')).message).toContain('expected a JSON object')
+    expect(violation(() => parseJob({ ...job, created_at: 'yesterday' })).field).toBe('created_at')
+  })
+
+  it('reads usage of the unlimited plan with its nulls', () => {
+    const ent = parseUsage({
+      ...usage,
+      plan: 'ent',
+      subscription: { status: 'active', expires_at: null },
+      rate_limit: { requests_per_minute: null, remaining: null, reset_seconds: null },
+      quota: { ...usage.quota, generations_limit: null },
+    })
+    expect(ent.rateLimit).toEqual({ requestsPerMinute: null, remaining: null, resetSeconds: null })
+    expect(ent.quota.generationsLimit).toBeNull()
+    expect(ent.subscription.expiresAt).toBeNull()
+  })
+
+  it('reads error bodies, and nothing else as one', () => {
+    expect(parseErrorBody({ error: { code: 'rate_limited', message: 'slow down' } })).toEqual({ code: 'rate_limited', message: 'slow down' })
+    expect(parseErrorBody({ message: 'nope' })).toBeNull()
+    expect(parseErrorBody('<html>')).toBeNull()
+  })
+
+  it('writes back exactly what it read', () => {
+    expect(jobDataToWire(parseJobData(jobData))).toEqual(jobData)
+    expect(usageToWire(parseUsage(usage))).toEqual(usage)
+  })
+})
+
+describe('checking requests', () => {
+  it.each([
+    ['https://example.com/', null],
+    ['http://127.0.0.1:8080/a?b=c', null],
+    ['/pricing', 'is not an absolute URL'],
+    ['ftp://example.com/', 'is not an http(s) URL'],
+    ['javascript:alert(1)', 'is not an http(s) URL'],
+    ['', 'url is required'],
+  ])('url %s', (url, problem) => {
+    const found = checkPageUrl(url)
+    if (problem === null) expect(found).toBeNull()
+    else expect(found).toContain(problem)
+  })
+
+  it('url longer than 2048 characters', () => {
+    expect(checkPageUrl(`https://example.com/${'a'.repeat(2048)}`)).toContain('longer than 2048')
+  })
+
+  it.each([
+    [undefined, null],
+    [[{ width: 1300, height: 900 }], null],
+    [[], '1 to 4 entries'],
+    [new Array(5).fill({ width: 400, height: 400 }), '1 to 4 entries'],
+    [[{ width: 239, height: 900 }], 'viewports[0]'],
+    [[{ width: 400, height: 4321 }], 'viewports[0]'],
+    [[{ width: 400.5, height: 900 }], 'viewports[0]'],
+    ['wide', 'must be an array'],
+  ])('viewports %j', (viewports, problem) => {
+    const found = checkViewports(viewports)
+    if (problem === null) expect(found).toBeNull()
+    else expect(found).toContain(problem)
+  })
+
+  it('parses a generate body the way the service must', () => {
+    expect(parseGenerateRequest({ url: 'https://example.com/', extra: 1 })).toEqual({ url: 'https://example.com/' })
+    expect(violation(() => parseGenerateRequest({ viewports: [] })).field).toBe('url')
+    expect(violation(() => parseGenerateRequest({ url: 'https://e.com/', viewports: [] })).field).toBe('viewports')
+    expect(violation(() => parseGenerateRequest([1])).message).toContain('JSON object')
+  })
+})
