@@ -1,0 +1,227 @@
+/**
+ * One error class per kind of failure, each with `.status` (the HTTP status, or null when
+ * no answer came) and `.code` (the error body's code, or ours). Messages say what to do
+ * next and never contain the API token: everything the service says is passed through
+ * {@link redact} before it becomes part of a message.
+ */
+import type { ErrorBody, Usage } from './contract.ts'
+
+export interface CriticalCssErrorDetails {
+  status: number | null
+  code: string
+  cause?: unknown
+}
+
+export class CriticalCssError extends Error {
+  override name = 'CriticalCssError'
+  /** HTTP status of the answer, or null when there was none (network fault, deadline, job failure). */
+  readonly status: number | null
+  /** The service's error code (`rate_limited`, `plan_limit_reached`, …) or one of ours (`timeout`, `ECONNRESET`, …). */
+  readonly code: string
+
+  constructor(message: string, details: CriticalCssErrorDetails) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause })
+    this.status = details.status
+    this.code = details.code
+  }
+}
+
+/** 400: the request itself is wrong (usually the page URL). Never retried. */
+export class BadRequestError extends CriticalCssError {
+  override name = 'BadRequestError'
+}
+
+/** 401: the token is missing, malformed or unknown. Never retried. */
+export class UnauthorizedError extends CriticalCssError {
+  override name = 'UnauthorizedError'
+}
+
+/** 402: the plan's monthly limit is used up (`plan_limit_reached`) or the subscription expired (`subscription_expired`). */
+export class PaymentRequiredError extends CriticalCssError {
+  override name = 'PaymentRequiredError'
+}
+
+/** 404: unknown path, or a job that does not exist for this token. */
+export class NotFoundError extends CriticalCssError {
+  override name = 'NotFoundError'
+}
+
+/** 429: over the plan's request rate. `retryAfterMs` is the wait the service gave, or null when it gave none. */
+export class RateLimitedError extends CriticalCssError {
+  override name = 'RateLimitedError'
+  constructor(
+    message: string,
+    details: CriticalCssErrorDetails,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message, details)
+  }
+}
+
+/** 5xx: a fault of the service. 502, 503 and 504 are retried; `retryAfterMs` as the service gave it. */
+export class ServerError extends CriticalCssError {
+  override name = 'ServerError'
+  constructor(
+    message: string,
+    details: CriticalCssErrorDetails,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message, details)
+  }
+}
+
+/** Any other answer the contract does not expect for the request (405, 413, …). */
+export class UnexpectedStatusError extends CriticalCssError {
+  override name = 'UnexpectedStatusError'
+}
+
+/** No answer: connection refused or reset, socket timeout, DNS failure. `code` is the system or undici code. */
+export class NetworkError extends CriticalCssError {
+  override name = 'NetworkError'
+}
+
+/** The caller's deadline passed (or would pass before the next attempt could be made). */
+export class TimeoutError extends CriticalCssError {
+  override name = 'TimeoutError'
+}
+
+/** The job ended in `failed`; `code` is the job's failure code (`fetch_failed`, `render_failed`, …). */
+export class JobFailedError extends CriticalCssError {
+  override name = 'JobFailedError'
+  constructor(
+    message: string,
+    details: CriticalCssErrorDetails,
+    readonly jobId: string,
+    readonly url: string,
+  ) {
+    super(message, details)
+  }
+}
+
+/** The answer does not follow the contract (missing field, unknown job status, not JSON). */
+export class InvalidResponseError extends CriticalCssError {
+  override name = 'InvalidResponseError'
+}
+
+// ---------------------------------------------------------------------------------------
+
+const REDACTED = '[redacted]'
+const MAX_QUOTED = 300
+
+/** Removes every occurrence of `secret` from `text`. */
+export function redact(text: string, secret: string | undefined): string {
+  if (!secret) return text
+  return text.split(secret).join(REDACTED)
+}
+
+/** Text the service sent, made safe to put in a message: no token, bounded length, one line. */
+export function quoteServiceText(text: string, token: string | undefined): string {
+  const oneLine = redact(text, token).replace(/\s+/g, ' ').trim()
+  return oneLine.length > MAX_QUOTED ? `${oneLine.slice(0, MAX_QUOTED)}…` : oneLine
+}
+
+/** `https://user:pass@host/x` → `https://host/x`: credentials in a base URL must not reach a message either. */
+export function describeBaseUrl(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl)
+    url.username = ''
+    url.password = ''
+    return url.toString().replace(/\/$/, '')
+  } catch {
+    return '(invalid base URL)'
+  }
+}
+
+export interface ResponseContext {
+  /** `POST /api/critical-css/generate`: which request got this answer. */
+  request: string
+  baseUrl: string
+  token: string
+  /** The page the request was about, when there is one. */
+  pageUrl?: string | undefined
+  /** The job the request was about, when there is one. */
+  jobId?: string | undefined
+  retryAfterMs: number | null
+  /** The latest usage the client read, to explain a 402. */
+  usage: Usage | null
+}
+
+function formatDay(iso: string | null | undefined): string | null {
+  if (!iso) return null
+  const time = Date.parse(iso)
+  return Number.isNaN(time) ? null : new Date(time).toISOString().slice(0, 10)
+}
+
+function explainPaymentRequired(code: string, usage: Usage | null, serverMessage: string): string {
+  if (code === 'subscription_expired') {
+    const day = formatDay(usage?.subscription.expiresAt)
+    return `Your critical CSS subscription ${day ? `expired on ${day}` : 'has expired'}; renew it to generate critical CSS again (402 subscription_expired).`
+  }
+  if (code === 'plan_limit_reached') {
+    const limit = usage?.quota.generationsLimit
+    const resets = formatDay(usage?.quota.resetsAt)
+    const what = limit != null ? `Your plan's monthly limit of ${limit} generations` : "Your plan's monthly generation limit"
+    return `${what} is used up${resets ? `; it resets on ${resets} (UTC)` : ''}. Upgrade the plan or wait for the reset (402 plan_limit_reached).`
+  }
+  return `The critical CSS service refused to generate (402 ${code}): ${serverMessage}`
+}
+
+/** The error for an answer with a non-success status. */
+export function errorFromResponse(status: number, body: ErrorBody | null, context: ResponseContext): CriticalCssError {
+  const code = body?.code ?? `http_${status}`
+  const serverMessage = body ? quoteServiceText(body.message, context.token) : 'no error body'
+  const where = describeBaseUrl(context.baseUrl)
+  const about = context.pageUrl ? ` for ${context.pageUrl}` : ''
+  const details = { status, code }
+
+  switch (status) {
+    case 400:
+      return new BadRequestError(
+        `The critical CSS service rejected ${context.request}${about} (400 ${code}): ${serverMessage}. Check the page URL (the \`pages\` and \`siteUrl\` options, or CRITICAL_CSS_SITE_URL).`,
+        details,
+      )
+    case 401:
+      return new UnauthorizedError(
+        `The critical CSS service at ${where} rejected the API token (401 ${code}). Set CRITICAL_CSS_API_TOKEN (or the \`token\` option) to a valid token for this service.`,
+        details,
+      )
+    case 402:
+      return new PaymentRequiredError(explainPaymentRequired(code, context.usage, serverMessage), details)
+    case 404:
+      if (context.jobId !== undefined) {
+        return new NotFoundError(
+          `The critical CSS service does not know job ${context.jobId} (404 ${code}): it expired, or it belongs to another token.`,
+          details,
+        )
+      }
+      return new NotFoundError(
+        `${context.request} at ${where} answered 404 ${code}: ${serverMessage}. Check that CRITICAL_CSS_BASE_URL (the \`baseUrl\` option) points at a Critical CSS Generation API.`,
+        details,
+      )
+    case 429: {
+      const wait = context.retryAfterMs == null ? 'it gave no Retry-After' : `it asks to retry after ${formatSeconds(context.retryAfterMs)}`
+      return new RateLimitedError(
+        `The critical CSS service rate-limited ${context.request}${about} (429 ${code}); ${wait}. If this keeps happening, another build may be sharing the token, or set the \`rateLimit\` option to the service's real limit.`,
+        details,
+        context.retryAfterMs,
+      )
+    }
+    default:
+      if (status >= 500) {
+        return new ServerError(
+          `The critical CSS service at ${where} failed on ${context.request}${about} (${status} ${code}): ${serverMessage}.`,
+          details,
+          context.retryAfterMs,
+        )
+      }
+      return new UnexpectedStatusError(
+        `The critical CSS service answered ${context.request}${about} with an unexpected ${status} ${code}: ${serverMessage}.`,
+        details,
+      )
+  }
+}
+
+export function formatSeconds(ms: number): string {
+  const seconds = ms / 1000
+  return `${seconds >= 10 ? Math.round(seconds) : Math.round(seconds * 10) / 10} s`
+}
