@@ -1,0 +1,117 @@
+/**
+ * One HTTP exchange through undici: send, read the whole body, parse JSON. Knows nothing
+ * about the API's meaning; failures without an answer become a NetworkError (or the
+ * caller's abort reason, or a TimeoutError at the deadline).
+ */
+import { Agent, request, type Dispatcher } from 'undici'
+import { NetworkError, TimeoutError } from './errors.ts'
+import type { Now } from './retry.ts'
+
+export type Headers = Record<string, string | string[] | undefined>
+
+export interface Answer {
+  status: number
+  headers: Headers
+  /** The parsed JSON body; undefined when the body was empty or not JSON. */
+  json: unknown
+  /** True when there was a body and it was not JSON. */
+  notJson: boolean
+}
+
+export interface Exchange {
+  method: 'GET' | 'POST'
+  url: string
+  headers: Record<string, string>
+  body?: string | undefined
+  signal?: AbortSignal | undefined
+  deadline?: number | undefined
+  /** What is being sent, for messages: `POST /api/critical-css/generate`. */
+  describe: string
+}
+
+/** Answers bigger than this are refused: critical CSS is kilobytes, not gigabytes. */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024
+
+export function createAgent(options: { requestTimeoutMs: number }): Agent {
+  return new Agent({
+    keepAliveTimeout: 10_000,
+    keepAliveMaxTimeout: 60_000,
+    connections: 16,
+    headersTimeout: options.requestTimeoutMs,
+    bodyTimeout: options.requestTimeoutMs,
+    maxResponseSize: MAX_ANSWER_BYTES,
+  })
+}
+
+/** The system or undici error code of a failed exchange (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
+export function errorCode(error: unknown): string {
+  const seen = new Set<unknown>()
+  let current: unknown = error
+  while (current && typeof current === 'object' && !seen.has(current)) {
+    seen.add(current)
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string') return code
+    const nested = (current as { errors?: unknown[] }).errors
+    if (Array.isArray(nested) && nested.length > 0) {
+      current = nested[0]
+      continue
+    }
+    current = (current as { cause?: unknown }).cause
+  }
+  return 'ENETWORK'
+}
+
+/** Codes of failures where the request certainly never reached the service. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+
+export function reachedService(error: unknown): boolean {
+  return !(error instanceof NetworkError && NEVER_SENT.has(error.code))
+}
+
+export async function exchange(dispatcher: Dispatcher, origin: string, message: Exchange, now: Now): Promise<Answer> {
+  const controller = new AbortController()
+  const onCallerAbort = (): void => controller.abort(message.signal?.reason)
+  message.signal?.addEventListener('abort', onCallerAbort, { once: true })
+  let deadlineTimer: NodeJS.Timeout | undefined
+  let deadlinePassed = false
+  if (message.deadline !== undefined) {
+    const left = message.deadline - now()
+    // The deadline is on the caller's clock; this timer only cuts off an exchange in flight.
+    deadlineTimer = setTimeout(() => {
+      deadlinePassed = true
+      controller.abort()
+    }, Math.max(0, Math.min(left, 2 ** 31 - 1)))
+    deadlineTimer.unref?.()
+  }
+  try {
+    const response = await request(message.url, {
+      dispatcher,
+      method: message.method,
+      headers: message.headers,
+      body: message.body,
+      signal: controller.signal,
+    })
+    const text = await response.body.text()
+    let json: unknown
+    let notJson = false
+    if (text.length > 0) {
+      try {
+        json = JSON.parse(text)
+      } catch {
+        notJson = true
+      }
+    }
+    return { status: response.statusCode, headers: response.headers, json, notJson }
+  } catch (error) {
+    if (message.signal?.aborted) throw message.signal.reason
+    if (deadlinePassed) {
+      throw new TimeoutError(`Gave up on ${message.describe}: the deadline passed before the service answered`, { status: null, code: 'timeout' })
+    }
+    const code = errorCode(error)
+    const hint = NEVER_SENT.has(code) ? ' Check CRITICAL_CSS_BASE_URL (the `baseUrl` option) and that the service is running.' : ''
+    throw new NetworkError(`Could not complete ${message.describe} at ${origin} (${code}).${hint}`, { status: null, code })
+  } finally {
+    if (deadlineTimer) clearTimeout(deadlineTimer)
+    message.signal?.removeEventListener('abort', onCallerAbort)
+  }
+}
