@@ -1,0 +1,432 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { inspect } from 'node:util'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import {
+  BadRequestError,
+  InvalidResponseError,
+  JobFailedError,
+  NetworkError,
+  NotFoundError,
+  PaymentRequiredError,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+  UnauthorizedError,
+  UnexpectedStatusError,
+  createClient,
+  isJobData,
+  type ClientEvent,
+  type CreateClientOptions,
+  type CriticalCssClient,
+} from '../../src/client.ts'
+import { scaledClock, type TestClock } from '../fixtures/clock.ts'
+import { startFakeService, type FakeService, type FakeServiceOptions, type FakeToken } from '../fixtures/fake-service.ts'
+
+const TOKEN = 'tok_test_9f8e7d6c5b4a3210'
+const PAGE = 'https://example.com/pricing'
+
+/** Every error any test saw; the last test checks none of them carries the token. */
+const seenErrors: unknown[] = []
+const cleanups: (() => Promise<void>)[] = []
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup()
+})
+
+interface Setup {
+  fake: FakeService
+  client: CriticalCssClient
+  clock: TestClock
+  events: ClientEvent[]
+}
+
+async function setup(
+  options: { token?: Partial<FakeToken>; fake?: Partial<FakeServiceOptions>; client?: Partial<CreateClientOptions>; scale?: number } = {},
+): Promise<Setup> {
+  const clock = scaledClock(options.scale ?? 200)
+  const fake = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent', ...options.token } }, now: clock.now, ...options.fake })
+  const events: ClientEvent[] = []
+  const client = createClient({
+    baseUrl: fake.url,
+    token: TOKEN,
+    now: clock.now,
+    sleep: clock.sleep,
+    onEvent: (event) => events.push(event),
+    ...options.client,
+  })
+  cleanups.push(async () => {
+    await client.close()
+    await fake.close()
+  })
+  return { fake, client, clock, events }
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise
+  } catch (error) {
+    seenErrors.push(error)
+    return error as Error
+  }
+  throw new Error('expected the call to fail')
+}
+
+async function generateAndWait(client: CriticalCssClient, url = PAGE, deadline?: number) {
+  const job = await client.generate(url, deadline === undefined ? {} : { deadline })
+  return client.waitForCss(job, deadline === undefined ? {} : { deadline })
+}
+
+describe('answers and errors', () => {
+  it('sends the token, generates, waits and returns the CSS', async () => {
+    const { fake, client } = await setup({ fake: { behaviour: () => ({ statuses: ['queued', 'processing', 'done'], css: 'h1{color:red}' }) } })
+    const data = await generateAndWait(client)
+    expect(data).toMatchObject({ status: 'done', css: 'h1{color:red}', cssAvailable: true, url: PAGE })
+    expect(fake.requests.every((r) => r.authorization === `Bearer ${TOKEN}`)).toBe(true)
+    const generate = fake.requests.find((r) => r.path === '/api/critical-css/generate')
+    expect(JSON.parse(generate!.body)).toEqual({ url: PAGE })
+    expect(generate!.idempotencyKey).toMatch(/^ucc_[0-9a-f-]{36}$/)
+  })
+
+  it('sends viewports when given', async () => {
+    const { fake, client } = await setup()
+    await client.generate(PAGE, { viewports: [{ width: 800, height: 600 }] })
+    const generate = fake.requests.find((r) => r.path === '/api/critical-css/generate')
+    expect(JSON.parse(generate!.body)).toEqual({ url: PAGE, viewports: [{ width: 800, height: 600 }] })
+  })
+
+  it('takes the finished data of a 200 generate without another request', async () => {
+    const { fake, client } = await setup({ fake: { behaviour: () => ({ instant: true, css: 'p{margin:0}' }) } })
+    const result = await client.generate(PAGE)
+    expect(isJobData(result)).toBe(true)
+    const before = fake.requests.length
+    expect((await client.waitForCss(result)).css).toBe('p{margin:0}')
+    expect(fake.requests.length).toBe(before)
+  })
+
+  it('ignores fields the contract does not name', async () => {
+    const { client } = await setup({ fake: { extraFields: true, behaviour: () => ({ statuses: ['processing', 'done'] }) } })
+    const data = await generateAndWait(client)
+    expect(data.status).toBe('done')
+    expect(data).not.toHaveProperty('x_future_field')
+    expect((await client.usage()).plan).toBe('ent')
+    expect((await client.jobs()).length).toBe(1)
+  })
+
+  it('401: says which env var to set, and does not retry', async () => {
+    const { fake, client } = await setup({ client: { token: 'tok_wrong_0000000000000' } })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(UnauthorizedError)
+    expect(error).toMatchObject({ status: 401, code: 'unauthorized' })
+    expect(error.message).toContain('CRITICAL_CSS_API_TOKEN')
+    expect(error.message).not.toContain('tok_wrong_0000000000000')
+    expect(fake.requests.length).toBe(1)
+  })
+
+  it('400 from the service: BadRequestError naming the page, not retried', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/generate', status: 400, body: { error: { code: 'invalid_request', message: 'url is not reachable' } } })
+    const error = await failure(client.generate(PAGE))
+    expect(error).toBeInstanceOf(BadRequestError)
+    expect(error).toMatchObject({ status: 400, code: 'invalid_request' })
+    expect(error.message).toContain(PAGE)
+    expect(fake.count({ path: '/api/critical-css/generate' })).toBe(1)
+  })
+
+  it('402 plan_limit_reached: explains the monthly limit and its reset', async () => {
+    const { fake, client } = await setup({ token: { plan: 'free', quota: 100, used: 100 } })
+    const error = await failure(client.generate(PAGE))
+    expect(error).toBeInstanceOf(PaymentRequiredError)
+    expect(error).toMatchObject({ status: 402, code: 'plan_limit_reached' })
+    expect(error.message).toContain("plan's monthly limit of 100 generations is used up; it resets on 2026-12-01")
+    expect(fake.count({ path: '/api/critical-css/generate' })).toBe(1)
+  })
+
+  it('402 subscription_expired: says when it ended', async () => {
+    const { client } = await setup({ token: { plan: 'pro', expiresAt: '2026-11-01T00:00:00.000Z' } })
+    const error = await failure(client.generate(PAGE))
+    expect(error).toMatchObject({ status: 402, code: 'subscription_expired' })
+    expect(error.message).toContain('expired on 2026-11-01')
+  })
+
+  it('404: an unknown job, not retried', async () => {
+    const { fake, client } = await setup()
+    const error = await failure(client.jobData('j_nope'))
+    expect(error).toBeInstanceOf(NotFoundError)
+    expect(error).toMatchObject({ status: 404, code: 'not_found' })
+    expect(fake.requests.length).toBe(1)
+  })
+
+  it.each([
+    [405, 'method_not_allowed'],
+    [413, 'payload_too_large'],
+  ])('%i: UnexpectedStatusError with the code of the body', async (status, code) => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status, body: { error: { code, message: 'scripted' } } })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(UnexpectedStatusError)
+    expect(error).toMatchObject({ status, code })
+  })
+
+  it('500: ServerError, not retried', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status: 500, body: { error: { code: 'internal', message: 'oops' } } })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(ServerError)
+    expect(error).toMatchObject({ status: 500, code: 'internal' })
+    expect(fake.requests.length).toBe(1)
+  })
+
+  it('502, 503, 504: retried, then the answer', async () => {
+    const { fake, client, events } = await setup()
+    fake.fault(
+      { path: '/api/critical-css/usage', status: 502, body: '<html>bad gateway</html>' },
+      { path: '/api/critical-css/usage', status: 503, headers: { 'retry-after': '2' } },
+      { path: '/api/critical-css/usage', status: 504 },
+    )
+    expect((await client.usage()).plan).toBe('ent')
+    expect(fake.requests.map((r) => r.status)).toEqual([502, 503, 504, 200])
+    expect(events.map((e) => e.error.status)).toEqual([502, 503, 504])
+    expect(events[1]?.waitMs).toBe(2000)
+  })
+
+  it('a burst of 503s longer than the retries: ServerError with the last status', async () => {
+    const { fake, client } = await setup({ client: { maxRetries: 3 } })
+    fake.fault({ path: '/api/critical-css/usage', status: 503, times: 10 })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(ServerError)
+    expect(error).toMatchObject({ status: 503, code: 'http_503' })
+    expect(fake.requests.length).toBe(4)
+  })
+
+  it('429 with Retry-After in seconds: waits exactly that', async () => {
+    const { fake, client, events } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status: 429, headers: { 'retry-after': '3' }, body: { error: { code: 'rate_limited', message: 'slow down' } } })
+    await client.usage()
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({ waitMs: 3000, error: { status: 429, code: 'rate_limited' } })
+    const [first, second] = fake.requests
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(3000)
+  })
+
+  it('429 with Retry-After as an HTTP-date: waits until then', async () => {
+    const { fake, client, clock, events } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status: 429, headers: { 'retry-after': new Date(clock.now() + 6000).toUTCString() } })
+    await client.usage()
+    // An HTTP-date has whole seconds; the wait is what is left of them.
+    expect(events[0]!.waitMs).toBeGreaterThan(4000)
+    expect(events[0]!.waitMs).toBeLessThanOrEqual(6000)
+  })
+
+  it('429 without Retry-After: exponential backoff with full jitter', async () => {
+    const { fake, client, events } = await setup({ client: { random: () => 0.5 } })
+    fake.fault({ path: '/api/critical-css/usage', status: 429, times: 3 })
+    await client.usage()
+    expect(events.map((e) => e.waitMs)).toEqual([500, 1000, 2000])
+  })
+
+  it('429s past the retries: RateLimitedError with the wait it was given', async () => {
+    const { fake, client } = await setup({ client: { maxRetries: 1 } })
+    fake.fault({ path: '/api/critical-css/usage', status: 429, headers: { 'retry-after': '1' }, times: 5, body: { error: { code: 'rate_limited', message: 'no' } } })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(RateLimitedError)
+    expect((error as RateLimitedError).retryAfterMs).toBe(1000)
+  })
+
+  it('a connection reset before the job was accepted: retried with the same key, one job', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/generate', reset: 'before' })
+    const job = await client.generate(PAGE)
+    const generates = fake.requests.filter((r) => r.path === '/api/critical-css/generate')
+    expect(generates.map((r) => r.status)).toEqual(['reset', 202])
+    expect(new Set(generates.map((r) => r.idempotencyKey)).size).toBe(1)
+    expect([...fake.jobs.keys()]).toEqual([job.id])
+  })
+
+  it('a connection reset after the job was accepted: the retry finds the same job, nothing is paid twice', async () => {
+    const { fake, client } = await setup({ token: { plan: 'pro' } })
+    fake.fault({ path: '/api/critical-css/generate', reset: 'after' })
+    const job = await client.generate(PAGE)
+    const generates = fake.requests.filter((r) => r.path === '/api/critical-css/generate')
+    expect(generates.map((r) => r.status)).toEqual(['reset', 202])
+    expect(generates[0]!.idempotencyKey).toBe(generates[1]!.idempotencyKey)
+    expect(fake.jobs.size).toBe(1)
+    expect([...fake.jobs.keys()]).toEqual([job.id])
+    expect((await client.usage()).quota.generationsUsed).toBe(1)
+  })
+
+  it('connection refused: NetworkError after the retries, naming CRITICAL_CSS_BASE_URL', async () => {
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const { port } = closed.address() as AddressInfo
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const clock = scaledClock(200)
+    const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, token: TOKEN, now: clock.now, sleep: clock.sleep, maxRetries: 2 })
+    cleanups.push(() => client.close())
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(NetworkError)
+    expect(error).toMatchObject({ status: null, code: 'ECONNREFUSED' })
+    expect(error.message).toContain('CRITICAL_CSS_BASE_URL')
+  })
+
+  it('a job that fails: JobFailedError with the job’s code', async () => {
+    const { client } = await setup({ fake: { behaviour: () => ({ statuses: ['processing', 'failed'], failure: { code: 'render_failed', message: 'page crashed' } }) } })
+    const error = await failure(generateAndWait(client))
+    expect(error).toBeInstanceOf(JobFailedError)
+    expect(error).toMatchObject({ status: null, code: 'render_failed', url: PAGE })
+    expect(error.message).toContain('page crashed')
+  })
+
+  it('an unknown status: an error that names the value, not an endless wait', async () => {
+    const { client } = await setup({ fake: { behaviour: () => ({ statuses: ['processing', 'paused'] }) } })
+    const error = await failure(generateAndWait(client))
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect(error.message).toContain('"paused"')
+  })
+
+  it('a missing field: an error that names it', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status: 200, body: { plan: 'ent', subscription: { status: 'active', expires_at: null } } })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect(error.message).toContain('"rate_limit" is missing')
+  })
+
+  it('a success answer that is not JSON: InvalidResponseError', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status: 200, body: '<html>captive portal</html>' })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect(error).toMatchObject({ status: 200, code: 'invalid_response' })
+  })
+
+  it('checks its input before sending anything', async () => {
+    const { fake, client } = await setup()
+    await expect(client.generate('/pricing')).rejects.toThrow(/absolute URL/)
+    await expect(client.generate(PAGE, { viewports: [] })).rejects.toThrow(/viewports/)
+    await expect(client.jobData('../usage')).rejects.toThrow(/job id/)
+    await expect(client.jobs({ limit: 500 })).rejects.toThrow(/limit/)
+    expect(fake.requests).toHaveLength(0)
+    expect(() => createClient({ baseUrl: fake.url, token: '' })).toThrow(/CRITICAL_CSS_API_TOKEN/)
+    expect(() => createClient({ baseUrl: '', token: TOKEN })).toThrow(/CRITICAL_CSS_BASE_URL/)
+    expect(() => createClient({ baseUrl: 'ftp://x', token: TOKEN })).toThrow(/CRITICAL_CSS_BASE_URL/)
+    expect(() => createClient({ baseUrl: fake.url, token: 'short secret' })).toThrow(/16–256/)
+    expect(() => createClient({ baseUrl: fake.url, token: 'short secret' })).not.toThrow(/short secret/)
+  })
+})
+
+describe('waiting', () => {
+  it('a job that never finishes: TimeoutError at the deadline, and no request after it', async () => {
+    const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ statuses: ['processing'] }) } })
+    const deadline = clock.now() + 30_000
+    const error = await failure(generateAndWait(client, PAGE, deadline))
+    expect(error).toBeInstanceOf(TimeoutError)
+    expect(error.message).toContain('processing')
+    expect(clock.now()).toBeGreaterThanOrEqual(deadline)
+    expect(clock.now()).toBeLessThan(deadline + 2000)
+    expect(fake.requests.every((r) => r.at <= deadline)).toBe(true)
+    // Checks grew apart: 1 s, 1.5 s, 2.25 s … not one per second.
+    const checks = fake.requests.filter((r) => r.path.startsWith('/api/critical-css/job/')).map((r) => r.at)
+    expect(checks.length).toBeLessThanOrEqual(9)
+    expect(checks.length).toBeGreaterThanOrEqual(5)
+  })
+
+  it('stops waiting, and asking, when the signal aborts', async () => {
+    const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ statuses: ['processing'] }) } })
+    const controller = new AbortController()
+    const job = await client.generate(PAGE)
+    const waiting = client.waitForCss(job, { signal: controller.signal })
+    await clock.sleep(5000)
+    controller.abort(new Error('build cancelled'))
+    const error = await failure(waiting)
+    expect(error.message).toBe('build cancelled')
+    const count = fake.requests.length
+    await clock.sleep(20_000)
+    expect(fake.requests.length).toBe(count)
+  })
+
+  it('waits for a bare job id', async () => {
+    const { client } = await setup({ fake: { behaviour: () => ({ statuses: ['processing', 'done'], css: 'a{b:c}' }) } })
+    const job = await client.generate(PAGE)
+    expect((await client.waitForCss(job.id)).css).toBe('a{b:c}')
+  })
+
+  it('several pending jobs: one list call reports them, only finished ones are fetched', async () => {
+    const durations = [1500, 2500, 4000, 4000, 6000, 9000, 12_000, 12_000]
+    const { fake, client } = await setup({ fake: { behaviour: (_url, i) => ({ durationMs: durations[i] ?? 1000 }) } })
+    const results = await Promise.all(durations.map((_, i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+    expect(results.every((r) => r.status === 'done' && typeof r.css === 'string')).toBe(true)
+    const lists = fake.count({ path: '/api/critical-css/jobs' })
+    const data = fake.requests.filter((r) => r.path.endsWith('/data'))
+    expect(lists).toBeGreaterThan(0)
+    // Each job's data is read about once: only when it is done, except when it was the last one pending.
+    expect(data.length).toBeLessThanOrEqual(durations.length + 2)
+    expect(fake.requests.length / durations.length).toBeLessThan(3)
+  })
+})
+
+describe('pacing', () => {
+  it('free plan: reads usage first, never exceeds 5 requests per window, and gets no 429', async () => {
+    const { fake, client } = await setup({ token: { plan: 'free' }, fake: { behaviour: (_u, i) => ({ durationMs: 1000 + (i % 4) * 1500 }) }, scale: 400 })
+    const pages = 7
+    const results = await Promise.all(Array.from({ length: pages }, (_, i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+    expect(results).toHaveLength(pages)
+    expect(fake.count({ status: 429 })).toBe(0)
+    expect(fake.requests[0]!.path).toBe('/api/critical-css/usage')
+    expect(fake.count({ path: '/api/critical-css/usage' })).toBe(1)
+    const times = fake.requests.map((r) => r.at)
+    const worst = Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 60_000).length))
+    expect(worst).toBeLessThanOrEqual(5)
+    expect(fake.requests.length).toBeLessThanOrEqual(2 * pages + 1 + 3)
+  })
+
+  it('makes room for requests another build sent on the same token', async () => {
+    const { fake, client, clock } = await setup({ token: { plan: 'free' }, fake: { behaviour: () => ({ durationMs: 500 }) }, scale: 400 })
+    // Another build spends 3 of the 5 requests of this minute.
+    const other = createClient({ baseUrl: fake.url, token: TOKEN, now: clock.now, sleep: clock.sleep })
+    cleanups.push(() => other.close())
+    await Promise.all([other.jobs(), other.jobs(), other.jobs()])
+    const results = await Promise.all([0, 1, 2].map((i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+    expect(results).toHaveLength(3)
+    expect(fake.count({ status: 429 })).toBe(0)
+  })
+
+  it('ent plan: no pacing, no RateLimit headers needed', async () => {
+    const { fake, client } = await setup({ token: { plan: 'ent' }, fake: { behaviour: () => ({ instant: true }) } })
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => client.generate(`${PAGE}?p=${i}`)))
+    expect(results.every(isJobData)).toBe(true)
+    expect(fake.requests).toHaveLength(13)
+    expect(fake.count({ status: 429 })).toBe(0)
+  })
+
+  it('rateLimit option: keeps a self-hosted service’s own pace', async () => {
+    const { fake, client } = await setup({
+      token: { plan: 'ent', requestsPerWindow: 3 },
+      fake: { windowMs: 10_000, rateLimitHeaders: false, behaviour: () => ({ instant: true }) },
+      client: { rateLimit: { requestsPerMinute: 3, windowMs: 10_000 } },
+      scale: 100,
+    })
+    await Promise.all(Array.from({ length: 7 }, (_, i) => client.generate(`${PAGE}?p=${i}`)))
+    expect(fake.count({ status: 429 })).toBe(0)
+    expect(fake.count()).toBe(8)
+  })
+})
+
+describe('secrecy', () => {
+  it('redacts the token when a service echoes it back', async () => {
+    const { fake, client } = await setup({ fake: { behaviour: () => ({ statuses: ['failed'], failure: { code: 'internal', message: `bad token ${TOKEN} here` } }) } })
+    fake.fault({ path: '/api/critical-css/usage', status: 500, body: { error: { code: 'internal', message: `Authorization: Bearer ${TOKEN}` } } })
+    const serverError = await failure(client.usage())
+    expect(serverError.message).toContain('[redacted]')
+    const jobError = await failure(generateAndWait(client))
+    expect(jobError.message).toContain('[redacted]')
+  })
+
+  afterAll(() => {
+    expect(seenErrors.length).toBeGreaterThan(15)
+    for (const error of seenErrors) {
+      const text = [String(error), (error as Error).stack, inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error)].join('\n')
+      expect(text).not.toContain(TOKEN)
+    }
+  })
+})
