@@ -33,17 +33,29 @@ export interface RateLimitHeaders {
   resetSeconds: number | null
 }
 
+export interface Outcome {
+  /** Did the service count the request? False for 401, 429 and requests that never reached it. */
+  counted: boolean
+  /** A 2xx answer: only such an answer may teach the limit (a proxy's 502 says nothing about the plan). */
+  success?: boolean
+  /** The answer's `RateLimit-*` headers. */
+  rateLimit?: RateLimitHeaders | undefined
+  /**
+   * A 429: not counted, but it says the service's window is full, and its Retry-After
+   * when the oldest request there leaves (null when it gave none).
+   */
+  refused?: { retryAfterMs: number | null }
+}
+
 /** A granted slot. `release` must be called once, when the answer (or the failure) is known. */
 export interface Ticket {
-  /**
-   * `counted`: whether the service counted the request (false for 401, 429 and requests
-   * that never reached it). `rateLimit`: the answer's `RateLimit-*` headers.
-   */
-  release(outcome: { counted: boolean; rateLimit?: RateLimitHeaders | undefined }): void
+  release(outcome: Outcome): void
 }
 
 interface Entry {
-  grantedSeq: number
+  /** Grant order of our requests; -1 for requests another client sent. */
+  seq: number
+  grantedAt: number
   /** When the slot frees; Infinity while the request is in flight. */
   expiresAt: number
 }
@@ -61,6 +73,7 @@ interface Waiter {
 
 /** Added to every slot's release time, so a boundary case at the service falls our way. */
 const SAFETY_MARGIN_MS = 25
+const UNKNOWN_WINDOW_MS = 60_000
 
 export class Pacer {
   private limit: PaceLimit | 'probing'
@@ -68,20 +81,28 @@ export class Pacer {
   private waiters: Waiter[] = []
   private blockedUntil = 0
   private seq = 0
+  private inFlight = 0
+  /** Grant sequence of the answer that last corrected the model. */
+  private correctedBy = -1
   private pumping = false
   private wakeUp: AbortController | null = null
-  private inFlightWhileProbing = 0
 
+  /**
+   * @param limit Known limit (the `rateLimit` option), pinned against what the service says.
+   *   Without it the pacer probes, one request at a time, until the limit is learnt from a
+   *   `RateLimit-Limit` header or set from usage.
+   */
   constructor(
     private readonly clock: { now: Now; sleep: Sleep },
-    /** Known limit, or undefined to learn it from the first answer (probing: one request at a time). */
     limit?: PaceLimit,
-    private readonly pinned = limit !== undefined,
   ) {
     this.limit = limit ?? 'probing'
+    this.pinned = limit !== undefined
   }
 
-  /** The limit in force; 'probing' until the first answer told it. */
+  private readonly pinned: boolean
+
+  /** The limit in force; 'probing' until it is known. */
   get current(): PaceLimit | 'probing' {
     return this.limit
   }
@@ -98,6 +119,14 @@ export class Pacer {
     if (until > this.blockedUntil) {
       this.blockedUntil = until
       this.wake()
+    }
+  }
+
+  /** Rejects every waiter with `error` (the client is closing). */
+  closeAll(error: Error): void {
+    for (const waiter of [...this.waiters]) {
+      this.remove(waiter)
+      waiter.reject(error)
     }
   }
 
@@ -126,33 +155,68 @@ export class Pacer {
     })
   }
 
+  private grant(waiter: Waiter): void {
+    this.remove(waiter)
+    const entry: Entry = { seq: waiter.seq, grantedAt: this.clock.now(), expiresAt: Number.POSITIVE_INFINITY }
+    // Entries are kept whatever the limit, so a limit learnt later sees the requests already sent.
+    this.entries.push(entry)
+    this.inFlight++
+    let released = false
+    waiter.resolve({
+      release: (outcome) => {
+        if (released) return
+        released = true
+        this.inFlight--
+        const now = this.clock.now()
+        const limit = this.limit
+        if (outcome.counted) entry.expiresAt = now + (limit === 'probing' ? UNKNOWN_WINDOW_MS : limit.windowMs) + SAFETY_MARGIN_MS
+        else this.entries.splice(this.entries.indexOf(entry), 1)
+        if (outcome.counted && outcome.rateLimit) {
+          if (outcome.success) this.learn(outcome.rateLimit)
+          this.correct(outcome.rateLimit, entry, now)
+        } else if (outcome.refused && limit !== 'probing' && limit.requests !== null) {
+          // Requests we do not know of fill the window: make room for them until we learn more.
+          const wait = outcome.refused.retryAfterMs
+          this.correct({ limit: null, remaining: 0, resetSeconds: wait === null ? null : Math.ceil(wait / 1000) }, entry, now)
+        }
+        this.wake()
+      },
+    })
+  }
+
+  /** A successful answer that states RateLimit-Limit ends probing. */
+  private learn(headers: RateLimitHeaders): void {
+    if (this.limit !== 'probing' || headers.limit === null) return
+    this.limit = { requests: headers.limit, windowMs: UNKNOWN_WINDOW_MS }
+  }
+
   /**
-   * Corrects the model from an answer's `RateLimit-*` headers. The service has counted the
-   * request with sequence `seq` and, at most, every request granted before it; what it
-   * counted beyond those came from elsewhere (another build on the same token).
+   * Corrects the model from an answer's `RateLimit-*` headers. The service counted this
+   * request and, we assume, every request of ours granted before it; what it counted
+   * beyond those came from elsewhere (another build on the same token). The newest answer
+   * describes the foreign requests best, so it replaces what older answers said.
    */
-  private correct(headers: RateLimitHeaders, seq: number, now: number): void {
+  private correct(headers: RateLimitHeaders, answered: Entry, now: number): void {
     const limit = this.limit
-    if (limit === 'probing') return
+    if (limit === 'probing' || answered.seq < this.correctedBy) return
+    this.correctedBy = answered.seq
     if (!this.pinned && headers.limit !== null && headers.limit !== limit.requests) {
       this.limit = { ...limit, requests: headers.limit }
     }
     const requests = this.limit === 'probing' ? null : this.limit.requests
     if (requests === null || headers.remaining === null) return
-    const serverUsed = requests - headers.remaining
-    const ours = this.entries.filter((e) => e.expiresAt > now && e.grantedSeq <= seq).length
-    const foreign = serverUsed - ours
-    // The oldest foreign request leaves at Reset; of the others we only know they leave within a window.
-    const firstLeaves = now + (headers.resetSeconds ?? limit.windowMs / 1000) * 1000 + SAFETY_MARGIN_MS
+    const ours = this.entries.filter((e) => e.seq >= 0 && e.seq <= answered.seq && e.expiresAt > now)
+    const foreign = requests - headers.remaining - ours.length
+    this.entries = this.entries.filter((e) => e.seq >= 0)
+    // Reset says when the oldest request in the service's window leaves. It is a foreign
+    // one only if every request of ours leaves later; otherwise all we know of the
+    // foreign ones is that they leave within a window from now.
+    const resetAt = now + (headers.resetSeconds ?? limit.windowMs / 1000) * 1000
+    const oursLeaveAfterReset = ours.every((e) => e.grantedAt + limit.windowMs > resetAt)
     for (let i = 0; i < foreign; i++) {
-      this.entries.push({ grantedSeq: -1, expiresAt: i === 0 ? firstLeaves : now + limit.windowMs + SAFETY_MARGIN_MS })
+      const leaves = i === 0 && oursLeaveAfterReset ? resetAt : now + limit.windowMs
+      this.entries.push({ seq: -1, grantedAt: now, expiresAt: leaves + SAFETY_MARGIN_MS })
     }
-  }
-
-  /** The first counted answer tells the limit: RateLimit-Limit, or none at all for an unlimited plan. */
-  private learn(headers: RateLimitHeaders | undefined): void {
-    if (this.limit !== 'probing') return
-    this.limit = { requests: headers?.limit ?? null, windowMs: 60_000 }
   }
 
   private remove(waiter: Waiter): void {
@@ -165,45 +229,13 @@ export class Pacer {
     this.wakeUp?.abort()
   }
 
-  private grant(waiter: Waiter): void {
-    this.remove(waiter)
-    const seq = waiter.seq
-    const probing = this.limit === 'probing'
-    const entry: Entry = { grantedSeq: seq, expiresAt: Number.POSITIVE_INFINITY }
-    if (probing) this.inFlightWhileProbing++
-    else if (this.limit !== 'probing' && this.limit.requests !== null) this.entries.push(entry)
-    let released = false
-    waiter.resolve({
-      release: ({ counted, rateLimit }) => {
-        if (released) return
-        released = true
-        const now = this.clock.now()
-        if (probing) {
-          this.inFlightWhileProbing--
-          if (counted) {
-            this.learn(rateLimit)
-            if (this.limit !== 'probing' && this.limit.requests !== null) this.entries.push(entry)
-          }
-        }
-        const limit = this.limit
-        if (limit !== 'probing' && limit.requests !== null && this.entries.includes(entry)) {
-          if (counted) entry.expiresAt = now + limit.windowMs + SAFETY_MARGIN_MS
-          else this.entries.splice(this.entries.indexOf(entry), 1)
-        }
-        if (counted && rateLimit) this.correct(rateLimit, seq, now)
-        this.wake()
-      },
-    })
-  }
-
   /** How long until a slot is free (0 = now), or null when only an answer in flight can free one. */
   private waitForSlot(now: number): number | null {
     if (now < this.blockedUntil) return this.blockedUntil - now
-    const limit = this.limit
-    if (limit === 'probing') return this.inFlightWhileProbing === 0 ? 0 : null
-    if (limit.requests === null) return 0
     this.entries = this.entries.filter((e) => e.expiresAt > now)
-    if (this.entries.length < limit.requests) return 0
+    const limit = this.limit
+    if (limit === 'probing') return this.inFlight === 0 ? 0 : null
+    if (limit.requests === null || this.entries.length < limit.requests) return 0
     const nextExpiry = Math.min(...this.entries.map((e) => e.expiresAt))
     return Number.isFinite(nextExpiry) ? nextExpiry - now : null
   }
@@ -249,7 +281,7 @@ export class Pacer {
         if (sleepFor === null) await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }))
         else await this.clock.sleep(sleepFor, controller.signal)
       } catch {
-        // Woken early: a slot was released, the limit changed or a waiter arrived.
+        // Woken early: a slot was released, the limit changed or a waiter came or went.
       } finally {
         if (this.wakeUp === controller) this.wakeUp = null
       }

@@ -12,7 +12,7 @@ function requestMany(pacer: Pacer, clock: ReturnType<typeof virtualClock>, count
     const ticket = await pacer.acquire(options.priority ?? PRIORITY.normal, { describe: 'test' })
     grants.push({ at: clock.now() - EPOCH, label: `${options.label ?? 'r'}${i}` })
     if (options.latencyMs) await clock.sleep(options.latencyMs)
-    ticket.release({ counted: true, rateLimit: options.headers?.(i) })
+    ticket.release({ counted: true, success: true, rateLimit: options.headers?.(i) })
   })
   return { grants, done: Promise.all(all) }
 }
@@ -100,13 +100,102 @@ describe('Pacer', () => {
     expect(maxInAnyWindow(times, WINDOW)).toBe(2)
   })
 
-  it('treats a counted answer without RateLimit headers as an unlimited plan', async () => {
+  it('stays one request at a time while answers state no limit, and a failed answer teaches nothing', async () => {
     const clock = virtualClock()
     const pacer = new Pacer(clock)
-    const { done } = requestMany(pacer, clock, 1, { headers: () => ({ limit: null, remaining: null, resetSeconds: null }) })
+    const first = await pacer.acquire(PRIORITY.normal, { describe: 'test' })
+    // A proxy's 502 with RateLimit headers of its own says nothing about the plan.
+    first.release({ counted: true, success: false, rateLimit: { limit: 1000, remaining: 999, resetSeconds: 1 } })
+    expect(pacer.current).toBe('probing')
+    const second = await pacer.acquire(PRIORITY.normal, { describe: 'test' })
+    second.release({ counted: true, success: true, rateLimit: { limit: null, remaining: null, resetSeconds: null } })
+    expect(pacer.current).toBe('probing')
+    // Usage then says 2 per minute: the two requests already sent fill the window.
+    pacer.setLimit({ requests: 2, windowMs: WINDOW })
+    const third = pacer.acquire(PRIORITY.normal, { describe: 'test' })
     await clock.run()
-    await done
-    expect(pacer.current).toEqual({ requests: null, windowMs: WINDOW })
+    await third
+    expect(clock.now() - EPOCH).toBeGreaterThanOrEqual(WINDOW)
+  })
+
+  /**
+   * Runs our requests (each starting to queue at its time) and another build's (sent at
+   * their times, whatever the window says) against a simulated service window.
+   */
+  async function simulateSharedToken(
+    oursAt: number[],
+    foreignAt: number[],
+    latency: () => number = () => 30,
+  ): Promise<{ refused: number; foreignAdmitted: number; grants: number[] }> {
+    const clock = virtualClock()
+    const limit = 5
+    const pacer = new Pacer(clock, { requests: limit, windowMs: WINDOW })
+    const arrivals: number[] = []
+    const grants: number[] = []
+    let refused = 0
+    let foreignAdmitted = 0
+    const admit = (): RateLimitHeaders | null => {
+      const now = clock.now()
+      const inWindow = arrivals.filter((t) => t > now - WINDOW)
+      if (inWindow.length >= limit) return null
+      arrivals.push(now)
+      inWindow.push(now)
+      return { limit, remaining: limit - inWindow.length, resetSeconds: Math.ceil((Math.min(...inWindow) + WINDOW - now) / 1000) }
+    }
+    const foreign = foreignAt.map(async (at) => {
+      await clock.sleep(at)
+      if (admit()) foreignAdmitted++
+    })
+    const ours = oursAt.map(async (at) => {
+      await clock.sleep(at)
+      for (;;) {
+        const ticket = await pacer.acquire(PRIORITY.normal, { describe: 'test' })
+        grants.push(clock.now() - EPOCH)
+        await clock.sleep(latency())
+        const headers = admit()
+        await clock.sleep(latency())
+        if (headers) {
+          ticket.release({ counted: true, success: true, rateLimit: headers })
+          return
+        }
+        refused++
+        const oldest = Math.min(...arrivals.filter((t) => t > clock.now() - WINDOW))
+        const retryAfterMs = Math.max(1000, Math.ceil((oldest + WINDOW - clock.now()) / 1000) * 1000)
+        ticket.release({ counted: false, refused: { retryAfterMs } })
+        pacer.blockUntil(clock.now() + retryAfterMs)
+      }
+    })
+    await clock.run()
+    await Promise.all([...foreign, ...ours])
+    return { refused, foreignAdmitted, grants }
+  }
+
+  it('never causes a 429 when another build shares the token', async () => {
+    const burst = Array.from({ length: 10 }, () => 40_100)
+    // Reset then points at our own oldest request, not at the other build's.
+    expect((await simulateSharedToken([0, 40_000, ...burst], [30_000])).refused).toBe(0)
+    // The other build's request is the oldest: Reset frees its slot early.
+    const early = await simulateSharedToken([10_000, 40_000, ...burst], [5_000])
+    expect(early.refused).toBe(0)
+    expect(early.grants.filter((t) => t >= 65_000 && t < 66_000)).toHaveLength(1)
+    const busy = Array.from({ length: 20 }, (_, i) => i * 7_000)
+    expect((await simulateSharedToken(busy, [3_000, 30_000, 95_000, 96_000, 130_000, 131_000])).refused).toBe(0)
+  })
+
+  it('in random schedules with uneven latency, every 429 is one another build caused', async () => {
+    let seed = 1
+    const random = (): number => {
+      seed = (seed * 16807) % 2147483647
+      return seed / 2147483647
+    }
+    for (let run = 0; run < 80; run++) {
+      const ours = Array.from({ length: 4 + Math.floor(random() * 20) }, () => Math.floor(random() * 200_000))
+      const foreign = run % 4 === 0 ? [] : Array.from({ length: Math.floor(random() * 12) }, () => Math.floor(random() * 200_000))
+      const result = await simulateSharedToken(ours, foreign, () => 5 + Math.floor(random() * 400))
+      // A request of another build can take a slot we were about to use, once; ours alone never collide.
+      expect(result.refused, `run ${run}`).toBeLessThanOrEqual(result.foreignAdmitted)
+      expect(result.grants.length - result.refused).toBe(ours.length)
+    }
   })
 
   it('keeps a pinned limit over what the service says', async () => {
