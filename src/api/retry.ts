@@ -4,16 +4,28 @@
  * one, else exponential backoff with full jitter. Every wait is abortable and bounded by
  * the caller's deadline: a wait that would end past it fails at once with a TimeoutError.
  */
-import { setTimeout as sleepTimer } from 'node:timers/promises'
 import { CriticalCssError, NetworkError, RateLimitedError, ServerError, TimeoutError, formatSeconds } from './errors.ts'
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>
 export type Now = () => number
 
 /** Real-time sleep that rejects with the signal's reason when aborted. */
-export const realSleep: Sleep = async (ms, signal) => {
-  await sleepTimer(Math.max(0, ms), undefined, signal ? { signal } : undefined)
-}
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason)
+      return
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      reject(signal?.reason)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, Math.max(0, ms))
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
 
 export interface BackoffPolicy {
   /** First backoff ceiling; doubles per attempt. */
@@ -72,6 +84,9 @@ export function isRetryable(error: unknown): boolean {
   return false
 }
 
+/** 429s with a Retry-After are retried until the deadline, but not forever. */
+const MAX_PACED_RETRIES = 1000
+
 export interface RetryContext {
   sleep: Sleep
   now: Now
@@ -98,7 +113,14 @@ export async function waitWithin(ms: number, context: Pick<RetryContext, 'sleep'
       cause,
     })
   }
-  if (ms > 0) await context.sleep(ms, context.signal)
+  if (ms <= 0) return
+  try {
+    await context.sleep(ms, context.signal)
+  } catch (error) {
+    // An injected sleep may reject with its own AbortError; the caller's reason is what counts.
+    if (context.signal?.aborted) throw context.signal.reason
+    throw error
+  }
 }
 
 /**
@@ -108,6 +130,8 @@ export async function waitWithin(ms: number, context: Pick<RetryContext, 'sleep'
 export async function withRetries<T>(attempt: (n: number) => Promise<T>, context: RetryContext): Promise<T> {
   let faults = 0
   let rateLimits = 0
+  // Only waits we chose grow the backoff; a wait the service named does not.
+  let backoffs = 0
   for (let n = 0; ; n++) {
     context.signal?.throwIfAborted()
     try {
@@ -120,8 +144,8 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, context
       const pacedByService = error instanceof RateLimitedError && given !== null && context.deadline !== undefined
       if (pacedByService) rateLimits++
       else faults++
-      if (faults > context.maxRetries || rateLimits > 1000) throw error
-      const waitMs = given ?? backoffDelay(n, context.random, context.backoff)
+      if (faults > context.maxRetries || rateLimits > MAX_PACED_RETRIES) throw error
+      const waitMs = given ?? backoffDelay(backoffs++, context.random, context.backoff)
       context.onRetry?.({ attempt: n + 1, waitMs, error })
       await waitWithin(waitMs, context, error)
     }
