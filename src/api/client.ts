@@ -21,6 +21,7 @@ import {
   parseJob,
   parseJobData,
   parseJobsList,
+  parseJobsListEntries,
   parseUsage,
   type Job,
   type JobData,
@@ -29,7 +30,7 @@ import {
   type Usage,
   type Viewport,
 } from './contract.ts'
-import { CriticalCssError, InvalidResponseError, NotFoundError, describeBaseUrl, errorFromResponse, quoteServiceText } from './errors.ts'
+import { CriticalCssError, InvalidResponseError, NotFoundError, TimeoutError, describeBaseUrl, errorFromResponse, quoteServiceText } from './errors.ts'
 import { parseRetryAfter, realSleep, withRetries, type Now, type Sleep } from './retry.ts'
 import { PRIORITY, Pacer, readRateLimitHeaders, type PaceLimit, type Priority, type Ticket } from './scheduler.ts'
 import { createAgent, exchange, reachedService, type Answer } from './transport.ts'
@@ -132,6 +133,7 @@ interface Call<T> {
 }
 
 const DEFAULT_MAX_RETRIES = 8
+const MAX_REMEMBERED_JOBS = 10_000
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
 export function createClient(options: CreateClientOptions): CriticalCssClient {
@@ -141,15 +143,23 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
   const sleep = options.sleep ?? realSleep
   const random = options.random ?? Math.random
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES
-  const ownAgent = options.dispatcher ? null : createAgent({ requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS })
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+  const ownAgent = options.dispatcher ? null : createAgent()
   const dispatcher: Dispatcher = options.dispatcher ?? (ownAgent as Dispatcher)
   const shownBaseUrl = describeBaseUrl(baseUrl)
   const pinned = options.rateLimit ? paceFromOption(options.rateLimit) : undefined
   const pacer = new Pacer({ now, sleep }, pinned)
+  /** When each job was accepted, so its first check comes a second after that, not after waitForCss. */
   const acceptedAt = new Map<string, number>()
+  const rememberAccepted = (id: string): void => {
+    acceptedAt.set(id, now())
+    // Jobs nobody waits for must not pile up here for the life of the client.
+    if (acceptedAt.size > MAX_REMEMBERED_JOBS) acceptedAt.delete(acceptedAt.keys().next().value as string)
+  }
   let lastUsage: Usage | null = null
   let usageBeforeGenerate: Promise<void> | null = null
   let explainedPaymentRequired = false
+  let closing: Promise<void> | null = null
 
   async function call<T>(spec: Call<T>): Promise<Answered<T>> {
     const describe = `${spec.method} ${spec.path.split('?')[0]}`
@@ -177,16 +187,21 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
               signal: spec.signal,
               deadline: spec.deadline,
               describe,
+              timeoutMs: requestTimeoutMs,
             },
-            now,
+            { now, sleep },
           )
         } catch (error) {
           slot.release({ counted: reachedService(error) })
           throw error
         }
-        const counted = answer.status !== 401 && answer.status !== 429
-        slot.release({ counted, rateLimit: counted ? readRateLimitHeaders(answer.headers) : undefined })
         const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now())
+        slot.release({
+          counted: answer.status !== 401 && answer.status !== 429,
+          success: answer.status >= 200 && answer.status < 300,
+          rateLimit: readRateLimitHeaders(answer.headers),
+          refused: answer.status === 429 ? { retryAfterMs } : undefined,
+        })
         if ((answer.status === 429 || answer.status === 503) && retryAfterMs !== null) pacer.blockUntil(now() + retryAfterMs)
         if (!spec.expected.includes(answer.status)) {
           if (answer.status === 402 && !explainedPaymentRequired) await refreshUsageToExplain(spec)
@@ -210,10 +225,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
           return { value: spec.parse(answer), retryAfterMs }
         } catch (error) {
           if (!(error instanceof ContractViolation)) throw error
-          throw new InvalidResponseError(
-            `The critical CSS service answered ${describe} with a body that does not follow the API contract: ${quoteServiceText(error.message, token)}.`,
-            { status: answer.status, code: 'invalid_response' },
-          )
+          throw contractError(describe, answer.status, error, token)
         }
       },
       {
@@ -255,8 +267,12 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
     return value
   }
 
+  /**
+   * Reads usage once before the first generate. Concurrent generates share the one read,
+   * so it runs on no caller's signal or deadline; each caller waits for it within its own.
+   */
   function learnPace(requestOptions: RequestOptions): Promise<void> {
-    usageBeforeGenerate ??= readUsage(requestOptions).then(
+    usageBeforeGenerate ??= readUsage({}).then(
       () => {},
       (error: unknown) => {
         usageBeforeGenerate = null
@@ -264,7 +280,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
         if (!(error instanceof NotFoundError)) throw error
       },
     )
-    return usageBeforeGenerate
+    return settleWithin(usageBeforeGenerate, { ...requestOptions, now, sleep, describe: `GET ${API_PATHS.usage}` })
   }
 
   async function jobDataCall(id: string, extra: { ticket?: Ticket | undefined; priority: Priority; signal?: AbortSignal | undefined; deadline?: number | undefined }): Promise<Answered<JobData>> {
@@ -284,14 +300,17 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
     token,
     acquireCheck: (signal) => pacer.acquire(PRIORITY.background, { signal, describe: 'a status check' }),
     fetchData: (id, extra) => jobDataCall(id, { ...extra, priority: extra.urgent ? PRIORITY.urgent : PRIORITY.background }),
-    listJobs: ({ ticket, limit }) =>
+    listJobs: ({ limit, ...scope }) =>
       call({
         method: 'GET',
         path: `${API_PATHS.jobs}?limit=${limit}`,
         expected: [200],
-        parse: (answer) => parseJobsList(answer.json),
+        parse: (answer) => {
+          const { jobs, invalid } = parseJobsListEntries(answer.json)
+          return { jobs, invalid: invalid.map(({ id, violation }) => ({ id, error: contractError(`GET ${API_PATHS.jobs}`, answer.status, violation, token) })) }
+        },
         priority: PRIORITY.background,
-        ticket,
+        ...scope,
       }),
   })
 
@@ -325,7 +344,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
         pageUrl: url,
         ...requestOptions,
       })
-      acceptedAt.set(value.id, now())
+      rememberAccepted(value.id)
       return value
     },
 
@@ -366,18 +385,62 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
       waitOptions.signal?.throwIfAborted()
       if (typeof jobOrId === 'string') {
         checkJobId(jobOrId, 'waitForCss')
-        return watcher.watch({ id: jobOrId, url: `job ${jobOrId}`, status: 'unknown' }, { firstCheckAt: now(), ...waitOptions })
+        return watcher.watch({ id: jobOrId, url: '', status: 'unknown' }, { firstCheckAt: now(), ...waitOptions })
       }
       if (jobOrId.status === 'failed') throw jobFailedError(jobOrId, token)
       if (isJobData(jobOrId) && jobOrId.status === 'done' && typeof jobOrId.css === 'string') return jobOrId
-      const firstCheckAt = jobOrId.status === 'done' ? now() : (acceptedAt.get(jobOrId.id) ?? now()) + CHECK_INTERVAL.firstMs
+      const accepted = acceptedAt.get(jobOrId.id) ?? now()
+      acceptedAt.delete(jobOrId.id)
+      const firstCheckAt = jobOrId.status === 'done' ? now() : accepted + CHECK_INTERVAL.firstMs
       return watcher.watch(jobOrId, { firstCheckAt, ...waitOptions })
     },
 
-    async close() {
-      watcher.stopAll(new Error('The critical CSS client was closed while waiting for jobs.'))
-      await ownAgent?.close()
+    close() {
+      closing ??= (async () => {
+        const closed = new Error('The critical CSS client was closed.')
+        watcher.stopAll(closed)
+        pacer.closeAll(closed)
+        await ownAgent?.close()
+      })()
+      return closing
     },
+  }
+}
+
+function contractError(describe: string, status: number, violation: ContractViolation, token: string): InvalidResponseError {
+  return new InvalidResponseError(
+    `The critical CSS service answered ${describe} with a body that does not follow the API contract: ${quoteServiceText(violation.message, token)}.`,
+    { status, code: 'invalid_response' },
+  )
+}
+
+/** Waits for `promise` within the caller's own signal and deadline. */
+async function settleWithin<T>(
+  promise: Promise<T>,
+  scope: RequestOptions & { now: Now; sleep: Sleep; describe: string },
+): Promise<T> {
+  if (!scope.signal && scope.deadline === undefined) return promise
+  scope.signal?.throwIfAborted()
+  const stop = new AbortController()
+  const onAbort = (): void => stop.abort()
+  scope.signal?.addEventListener('abort', onAbort, { once: true })
+  const limits: Promise<never>[] = []
+  if (scope.signal) {
+    const signal = scope.signal
+    limits.push(new Promise<never>((_, reject) => stop.signal.addEventListener('abort', () => signal.aborted && reject(signal.reason), { once: true })))
+  }
+  if (scope.deadline !== undefined) {
+    limits.push(
+      scope.sleep(Math.max(0, scope.deadline - scope.now()), stop.signal).then(() => {
+        throw new TimeoutError(`Gave up on ${scope.describe}: the deadline passed before it answered`, { status: null, code: 'timeout' })
+      }),
+    )
+  }
+  try {
+    return await Promise.race([promise, ...limits])
+  } finally {
+    stop.abort()
+    scope.signal?.removeEventListener('abort', onAbort)
   }
 }
 

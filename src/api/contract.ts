@@ -280,6 +280,32 @@ export const parseJob = (input: unknown): Job => jobFromWire(parseWith(jobWire, 
 export const parseJobData = (input: unknown): JobData => jobDataFromWire(parseWith(jobDataWire, input, 'job data'))
 export const parseUsage = (input: unknown): Usage => usageFromWire(parseWith(usageWire, input, 'usage'))
 export const parseJobsList = (input: unknown): Job[] => parseWith(jobsListWire, input, 'job list').jobs.map(jobFromWire)
+
+export interface JobsListEntries {
+  jobs: Job[]
+  /** Entries that break the contract, with their id when it could be read. */
+  invalid: { id: string | null; violation: ContractViolation }[]
+}
+
+/**
+ * A job list read entry by entry: one job with an unknown status must fail that job's
+ * wait, not every wait whose state came in the same answer.
+ */
+export function parseJobsListEntries(input: unknown): JobsListEntries {
+  const list = parseWith(z.object({ jobs: z.array(z.unknown()) }), input, 'job list')
+  const result: JobsListEntries = { jobs: [], invalid: [] }
+  list.jobs.forEach((entry, index) => {
+    try {
+      result.jobs.push(parseJob(entry))
+    } catch (error) {
+      if (!(error instanceof ContractViolation)) throw error
+      const id = entry !== null && typeof entry === 'object' && typeof (entry as { id?: unknown }).id === 'string' ? (entry as { id: string }).id : null
+      const field = error.field ? `jobs[${index}].${error.field}` : `jobs[${index}]`
+      result.invalid.push({ id, violation: new ContractViolation('job list', field, error.problem) })
+    }
+  })
+  return result
+}
 /** The `{ error: { code, message } }` body of an error answer, or null when the body is not one. */
 export function parseErrorBody(input: unknown): ErrorBody | null {
   const result = errorBodyWire.safeParse(input)

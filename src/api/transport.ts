@@ -5,7 +5,7 @@
  */
 import { Agent, request, type Dispatcher } from 'undici'
 import { NetworkError, TimeoutError } from './errors.ts'
-import type { Now } from './retry.ts'
+import type { Now, Sleep } from './retry.ts'
 
 export type Headers = Record<string, string | string[] | undefined>
 
@@ -27,18 +27,18 @@ export interface Exchange {
   deadline?: number | undefined
   /** What is being sent, for messages: `POST /api/critical-css/generate`. */
   describe: string
+  /** Longest wait for the headers, and between body chunks (ms). */
+  timeoutMs: number
 }
 
 /** Answers bigger than this are refused: critical CSS is kilobytes, not gigabytes. */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024
 
-export function createAgent(options: { requestTimeoutMs: number }): Agent {
+export function createAgent(): Agent {
   return new Agent({
     keepAliveTimeout: 10_000,
     keepAliveMaxTimeout: 60_000,
     connections: 16,
-    headersTimeout: options.requestTimeoutMs,
-    bodyTimeout: options.requestTimeoutMs,
     maxResponseSize: MAX_ANSWER_BYTES,
   })
 }
@@ -68,20 +68,22 @@ export function reachedService(error: unknown): boolean {
   return !(error instanceof NetworkError && NEVER_SENT.has(error.code))
 }
 
-export async function exchange(dispatcher: Dispatcher, origin: string, message: Exchange, now: Now): Promise<Answer> {
+export async function exchange(dispatcher: Dispatcher, origin: string, message: Exchange, clock: { now: Now; sleep: Sleep }): Promise<Answer> {
   const controller = new AbortController()
   const onCallerAbort = (): void => controller.abort(message.signal?.reason)
   message.signal?.addEventListener('abort', onCallerAbort, { once: true })
-  let deadlineTimer: NodeJS.Timeout | undefined
+  const deadlineTimer = new AbortController()
   let deadlinePassed = false
   if (message.deadline !== undefined) {
-    const left = message.deadline - now()
-    // The deadline is on the caller's clock; this timer only cuts off an exchange in flight.
-    deadlineTimer = setTimeout(() => {
-      deadlinePassed = true
-      controller.abort()
-    }, Math.max(0, Math.min(left, 2 ** 31 - 1)))
-    deadlineTimer.unref?.()
+    clock.sleep(Math.max(0, message.deadline - clock.now()), deadlineTimer.signal).then(
+      () => {
+        deadlinePassed = true
+        controller.abort()
+      },
+      () => {
+        // Answered first.
+      },
+    )
   }
   try {
     const response = await request(message.url, {
@@ -90,6 +92,9 @@ export async function exchange(dispatcher: Dispatcher, origin: string, message: 
       headers: message.headers,
       body: message.body,
       signal: controller.signal,
+      // Per request, so they hold for a dispatcher passed in as well.
+      headersTimeout: message.timeoutMs,
+      bodyTimeout: message.timeoutMs,
     })
     const text = await response.body.text()
     let json: unknown
@@ -111,7 +116,7 @@ export async function exchange(dispatcher: Dispatcher, origin: string, message: 
     const hint = NEVER_SENT.has(code) ? ' Check CRITICAL_CSS_BASE_URL (the `baseUrl` option) and that the service is running.' : ''
     throw new NetworkError(`Could not complete ${message.describe} at ${origin} (${code}).${hint}`, { status: null, code })
   } finally {
-    if (deadlineTimer) clearTimeout(deadlineTimer)
+    deadlineTimer.abort()
     message.signal?.removeEventListener('abort', onCallerAbort)
   }
 }

@@ -6,7 +6,7 @@
  * the CSS along when the job is done.
  */
 import type { Job, JobData } from './contract.ts'
-import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText } from './errors.ts'
+import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText, type InvalidResponseError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import type { Ticket } from './scheduler.ts'
 
@@ -20,31 +20,51 @@ export interface Answered<T> {
   retryAfterMs: number | null
 }
 
+export interface ListedJobs {
+  jobs: Job[]
+  /** Entries that break the contract, as the error their wait ends with. */
+  invalid: { id: string | null; error: InvalidResponseError }[]
+}
+
+interface CallScope {
+  signal: AbortSignal
+  deadline: number | undefined
+}
+
 export interface WatcherDeps {
   now: Now
   sleep: Sleep
   token: string
   /** Waits for a status-check slot of the pacer. */
   acquireCheck(signal: AbortSignal): Promise<Ticket>
-  /** `jobData` at the given priority; with `ticket` the first attempt uses that slot. */
-  fetchData(id: string, options: { ticket?: Ticket; urgent: boolean; signal: AbortSignal; deadline?: number | undefined }): Promise<Answered<JobData>>
-  listJobs(options: { ticket: Ticket; limit: number }): Promise<Answered<Job[]>>
+  /** `jobData`, urgent or as a status check; with `ticket` the first attempt uses that slot. */
+  fetchData(id: string, options: CallScope & { ticket?: Ticket; urgent: boolean }): Promise<Answered<JobData>>
+  listJobs(options: CallScope & { ticket: Ticket; limit: number }): Promise<Answered<ListedJobs>>
 }
 
+/** One `waitForCss` call: its own deadline and signal. */
+interface Subscriber {
+  deadline: number | undefined
+  resolve(data: JobData): void
+  reject(error: unknown): void
+  /** Cancels the deadline timer and the abort listener. */
+  detach(): void
+}
+
+/** The checks of one job, shared by every wait on it. */
 interface Watch {
   id: string
+  /** The page URL; empty until an answer tells it (a wait on a bare id). */
   url: string
   lastStatus: string
   intervalMs: number
   nextCheckAt: number
-  deadline: number | undefined
   /** Set when a list answer did not include this job: check it on its own next time. */
   checkAlone: boolean
   fetching: boolean
-  /** Aborted when the watch ends, to cancel its timers and requests. */
+  subscribers: Set<Subscriber>
+  /** Aborted when the watch ends, to cancel its requests. */
   controller: AbortController
-  resolve(data: JobData): void
-  reject(error: unknown): void
 }
 
 export function jobFailedError(job: Pick<Job, 'id' | 'url' | 'error'>, token: string): JobFailedError {
@@ -52,6 +72,8 @@ export function jobFailedError(job: Pick<Job, 'id' | 'url' | 'error'>, token: st
   const detail = job.error ? quoteServiceText(job.error.message, token) : 'no reason given'
   return new JobFailedError(`The critical CSS job ${job.id} for ${job.url} failed (${code}): ${detail}`, { status: null, code }, job.id, job.url)
 }
+
+const describeJob = (watch: Watch): string => (watch.url ? `${watch.url} (job ${watch.id})` : `job ${watch.id}`)
 
 export class JobWatcher {
   private readonly watches = new Map<string, Watch>()
@@ -63,51 +85,63 @@ export class JobWatcher {
 
   /**
    * Resolves with the job's data once it is done. `firstCheckAt` is when to look first
-   * (a job just accepted: a second after; a bare id: now).
+   * (a job just accepted: a second after; a bare id: now). Waits on the same job share
+   * its checks; each keeps its own deadline and signal.
    */
   watch(job: { id: string; url: string; status: string }, options: { firstCheckAt: number; signal?: AbortSignal | undefined; deadline?: number | undefined }): Promise<JobData> {
     options.signal?.throwIfAborted()
-    const existing = this.watches.get(job.id)
-    if (existing) {
-      // Two waits for one job share its checks.
-      return new Promise<JobData>((resolve, reject) => {
-        const previousResolve = existing.resolve
-        const previousReject = existing.reject
-        existing.resolve = (data) => {
-          previousResolve(data)
-          resolve(data)
-        }
-        existing.reject = (error) => {
-          previousReject(error)
-          reject(error)
-        }
-      })
-    }
-    return new Promise<JobData>((resolve, reject) => {
-      const controller = new AbortController()
-      const watch: Watch = {
+    let watch = this.watches.get(job.id)
+    if (!watch) {
+      watch = {
         id: job.id,
         url: job.url,
         lastStatus: job.status,
         intervalMs: CHECK_INTERVAL.firstMs,
         nextCheckAt: options.firstCheckAt,
-        deadline: options.deadline,
         checkAlone: false,
         fetching: false,
-        controller,
-        resolve,
-        reject,
+        subscribers: new Set(),
+        controller: new AbortController(),
       }
       this.watches.set(job.id, watch)
+    } else {
+      watch.nextCheckAt = Math.min(watch.nextCheckAt, options.firstCheckAt)
+    }
+    const target = watch
+    const promise = new Promise<JobData>((resolve, reject) => {
+      const timer = new AbortController()
       const signal = options.signal
-      if (signal) {
-        const onAbort = (): void => this.finish(watch, { error: signal.reason })
-        signal.addEventListener('abort', onAbort, { once: true })
-        controller.signal.addEventListener('abort', () => signal.removeEventListener('abort', onAbort), { once: true })
+      const subscriber: Subscriber = {
+        deadline: options.deadline,
+        resolve,
+        reject,
+        detach: () => {
+          timer.abort()
+          signal?.removeEventListener('abort', onAbort)
+        },
       }
-      if (options.deadline !== undefined) this.armDeadline(watch, options.deadline)
-      this.run()
+      const onAbort = (): void => this.leave(target, subscriber, signal?.reason)
+      signal?.addEventListener('abort', onAbort, { once: true })
+      if (options.deadline !== undefined) {
+        this.deps.sleep(Math.max(0, options.deadline - this.deps.now()), timer.signal).then(
+          () =>
+            this.leave(
+              target,
+              subscriber,
+              new TimeoutError(`Gave up waiting for the critical CSS of ${describeJob(target)}: the deadline passed while the job was ${target.lastStatus}`, {
+                status: null,
+                code: 'timeout',
+              }),
+            ),
+          () => {
+            // The wait ended first.
+          },
+        )
+      }
+      target.subscribers.add(subscriber)
     })
+    this.run()
+    return promise
   }
 
   /** Ends every wait with `error` (the client is closing). */
@@ -115,29 +149,41 @@ export class JobWatcher {
     for (const watch of [...this.watches.values()]) this.finish(watch, { error })
   }
 
-  private armDeadline(watch: Watch, deadline: number): void {
-    this.deps.sleep(Math.max(0, deadline - this.deps.now()), watch.controller.signal).then(
-      () => {
-        this.finish(watch, {
-          error: new TimeoutError(
-            `Gave up waiting for the critical CSS of ${watch.url} (job ${watch.id}): the deadline passed while the job was ${watch.lastStatus}`,
-            { status: null, code: 'timeout' },
-          ),
-        })
-      },
-      () => {
-        // The watch ended first.
-      },
-    )
+  /** One wait gives up; the job's checks stop when no one waits any more. */
+  private leave(watch: Watch, subscriber: Subscriber, error: unknown): void {
+    if (!watch.subscribers.delete(subscriber)) return
+    subscriber.detach()
+    subscriber.reject(error)
+    if (watch.subscribers.size === 0) this.end(watch)
+  }
+
+  private end(watch: Watch): void {
+    if (this.watches.get(watch.id) === watch) this.watches.delete(watch.id)
+    watch.controller.abort()
+    this.wake()
   }
 
   private finish(watch: Watch, outcome: { data: JobData } | { error: unknown }): void {
     if (this.watches.get(watch.id) !== watch) return
-    this.watches.delete(watch.id)
-    watch.controller.abort()
-    if ('data' in outcome) watch.resolve(outcome.data)
-    else watch.reject(outcome.error)
-    this.wake()
+    for (const subscriber of watch.subscribers) {
+      subscriber.detach()
+      if ('data' in outcome) subscriber.resolve(outcome.data)
+      else subscriber.reject(outcome.error)
+    }
+    watch.subscribers.clear()
+    this.end(watch)
+  }
+
+  /** The latest deadline of those waiting; undefined when one of them has none. */
+  private scopeOf(watches: Watch[]): { deadline: number | undefined } {
+    let latest = Number.NEGATIVE_INFINITY
+    for (const watch of watches) {
+      for (const subscriber of watch.subscribers) {
+        if (subscriber.deadline === undefined) return { deadline: undefined }
+        latest = Math.max(latest, subscriber.deadline)
+      }
+    }
+    return { deadline: Number.isFinite(latest) ? latest : undefined }
   }
 
   private pending(): Watch[] {
@@ -181,21 +227,21 @@ export class JobWatcher {
         await this.sleepUntil(nextDue)
         continue
       }
-      // Give the slot back if every pending watch ends while we queue for it.
-      const idle = new AbortController()
-      this.wakeUp = idle
+      // Queue for a slot; a watch coming or going sends us round again, so a slot is not
+      // held for jobs no one waits for any more.
+      const requeue = new AbortController()
+      this.wakeUp = requeue
       let ticket: Ticket
       try {
-        ticket = await this.deps.acquireCheck(idle.signal)
+        ticket = await this.deps.acquireCheck(requeue.signal)
       } catch {
         continue
       } finally {
-        if (this.wakeUp === idle) this.wakeUp = null
+        if (this.wakeUp === requeue) this.wakeUp = null
       }
       const now = this.deps.now()
       const candidates = this.pending()
       if (!candidates.some((w) => w.nextCheckAt <= now)) {
-        // Whatever was due ended while we queued for the slot.
         ticket.release({ counted: false })
         continue
       }
@@ -212,7 +258,7 @@ export class JobWatcher {
   private async checkOne(watch: Watch, ticket: Ticket): Promise<void> {
     watch.checkAlone = false
     try {
-      const answer = await this.deps.fetchData(watch.id, { ticket, urgent: false, signal: watch.controller.signal, deadline: watch.deadline })
+      const answer = await this.deps.fetchData(watch.id, { ticket, urgent: false, signal: watch.controller.signal, ...this.scopeOf([watch]) })
       this.apply(watch, answer.value, answer.retryAfterMs, true)
     } catch (error) {
       this.finish(watch, { error })
@@ -220,9 +266,16 @@ export class JobWatcher {
   }
 
   private async checkMany(candidates: Watch[], ticket: Ticket): Promise<void> {
-    let answer: Answered<Job[]>
+    // The list call is abandoned once none of the jobs it asks about is waited for.
+    const abandoned = new AbortController()
+    let left = candidates.length
+    const onEnd = (): void => {
+      if (--left === 0) abandoned.abort(new Error('No one waits for these jobs any more.'))
+    }
+    for (const watch of candidates) watch.controller.signal.addEventListener('abort', onEnd, { once: true })
+    let answer: Answered<ListedJobs>
     try {
-      answer = await this.deps.listJobs({ ticket, limit: LIST_LIMIT })
+      answer = await this.deps.listJobs({ ticket, limit: LIST_LIMIT, signal: abandoned.signal, ...this.scopeOf(candidates) })
     } catch (error) {
       if (error instanceof NotFoundError) {
         // A service without the list endpoint: check jobs one by one from now on.
@@ -232,12 +285,17 @@ export class JobWatcher {
       const now = this.deps.now()
       for (const watch of candidates) if (watch.nextCheckAt <= now) this.finish(watch, { error })
       return
+    } finally {
+      for (const watch of candidates) watch.controller.signal.removeEventListener('abort', onEnd)
     }
-    const byId = new Map(answer.value.map((job) => [job.id, job]))
+    const byId = new Map(answer.value.jobs.map((job) => [job.id, job]))
+    const invalidById = new Map(answer.value.invalid.map((entry) => [entry.id, entry.error]))
     const now = this.deps.now()
     for (const watch of candidates) {
       const job = byId.get(watch.id)
-      if (job) this.apply(watch, job, answer.retryAfterMs, watch.nextCheckAt <= now + watch.intervalMs / 2)
+      const invalid = invalidById.get(watch.id)
+      if (invalid) this.finish(watch, { error: invalid })
+      else if (job) this.apply(watch, job, answer.retryAfterMs, watch.nextCheckAt <= now + watch.intervalMs / 2)
       else if (watch.nextCheckAt <= now) watch.checkAlone = true
     }
   }
@@ -246,8 +304,9 @@ export class JobWatcher {
   private apply(watch: Watch, job: Job | JobData, retryAfterMs: number | null, due: boolean): void {
     if (this.watches.get(watch.id) !== watch) return
     watch.lastStatus = job.status
+    if (!watch.url) watch.url = job.url
     if (job.status === 'failed') {
-      this.finish(watch, { error: jobFailedError({ id: watch.id, url: watch.url || job.url, error: job.error }, this.deps.token) })
+      this.finish(watch, { error: jobFailedError({ id: watch.id, url: watch.url, error: job.error }, this.deps.token) })
       return
     }
     if (job.status === 'done') {
@@ -264,15 +323,12 @@ export class JobWatcher {
   /** Fetches the data of a job a list reported done, ahead of generates and checks. */
   private fetch(watch: Watch): void {
     watch.fetching = true
-    this.deps.fetchData(watch.id, { urgent: true, signal: watch.controller.signal, deadline: watch.deadline }).then(
+    this.deps.fetchData(watch.id, { urgent: true, signal: watch.controller.signal, ...this.scopeOf([watch]) }).then(
       (answer) => {
         watch.fetching = false
-        if (answer.value.status === 'done') this.apply(watch, answer.value, answer.retryAfterMs, false)
-        else {
-          // The list said done but the data does not (yet): back to regular checks.
-          this.apply(watch, answer.value, answer.retryAfterMs, true)
-          this.run()
-        }
+        // Not done after all (the list ran ahead of the data): back to regular checks.
+        this.apply(watch, answer.value, answer.retryAfterMs, answer.value.status !== 'done')
+        this.run()
       },
       (error: unknown) => {
         watch.fetching = false
