@@ -36,8 +36,15 @@ export interface RateLimitHeaders {
 export interface Outcome {
   /** Did the service count the request? False for 401, 429 and requests that never reached it. */
   counted: boolean
+  /**
+   * Given up in flight (aborted, timed out): the service may count it later than we
+   * think, so its slot is held a while longer.
+   */
+  abandoned?: boolean
   /** A 2xx answer: only such an answer may teach the limit (a proxy's 502 says nothing about the plan). */
   success?: boolean
+  /** False when the caller sets the limit itself from the body (the usage answer). */
+  teaches?: boolean
   /** The answer's `RateLimit-*` headers. */
   rateLimit?: RateLimitHeaders | undefined
   /**
@@ -53,7 +60,7 @@ export interface Ticket {
 }
 
 interface Entry {
-  /** Grant order of our requests; -1 for requests another client sent. */
+  /** Order in which our requests were granted (and so sent); -1 for requests another client sent. */
   seq: number
   grantedAt: number
   /** When the slot frees; Infinity while the request is in flight. */
@@ -73,6 +80,8 @@ interface Waiter {
 
 /** Added to every slot's release time, so a boundary case at the service falls our way. */
 const SAFETY_MARGIN_MS = 25
+/** RateLimit-Reset is whole seconds; the service may have rounded it down. */
+const RESET_ROUNDING_MS = 1000
 const UNKNOWN_WINDOW_MS = 60_000
 
 export class Pacer {
@@ -81,9 +90,12 @@ export class Pacer {
   private waiters: Waiter[] = []
   private blockedUntil = 0
   private seq = 0
+  private granted = 0
   private inFlight = 0
   /** Grant sequence of the answer that last corrected the model. */
   private correctedBy = -1
+  /** The last answer's headers while probing, applied once the limit is known. */
+  private heldCorrection: { headers: RateLimitHeaders; entry: Entry } | null = null
   private pumping = false
   private wakeUp: AbortController | null = null
 
@@ -95,6 +107,8 @@ export class Pacer {
   constructor(
     private readonly clock: { now: Now; sleep: Sleep },
     limit?: PaceLimit,
+    /** How much longer than a window an abandoned request may stay counted (the request timeout). */
+    private readonly abandonedGraceMs = 30_000,
   ) {
     this.limit = limit ?? 'probing'
     this.pinned = limit !== undefined
@@ -109,8 +123,11 @@ export class Pacer {
 
   /** Sets the limit (from usage). Ignored when the limit was pinned by the `rateLimit` option. */
   setLimit(limit: PaceLimit): void {
-    if (this.pinned) return
-    this.limit = limit
+    if (!this.pinned) this.limit = limit
+    // Headers that came while the limit was unknown still tell of other builds' requests.
+    const held = this.heldCorrection
+    this.heldCorrection = null
+    if (held) this.correct(held.headers, held.entry, this.clock.now(), false)
     this.wake()
   }
 
@@ -128,6 +145,8 @@ export class Pacer {
       this.remove(waiter)
       waiter.reject(error)
     }
+    // Ends the pump's sleep, so no timer keeps the process alive.
+    this.wake()
   }
 
   /** Waits for a slot. Rejects with the signal's reason when aborted, or a TimeoutError at `deadline`. */
@@ -157,7 +176,7 @@ export class Pacer {
 
   private grant(waiter: Waiter): void {
     this.remove(waiter)
-    const entry: Entry = { seq: waiter.seq, grantedAt: this.clock.now(), expiresAt: Number.POSITIVE_INFINITY }
+    const entry: Entry = { seq: this.granted++, grantedAt: this.clock.now(), expiresAt: Number.POSITIVE_INFINITY }
     // Entries are kept whatever the limit, so a limit learnt later sees the requests already sent.
     this.entries.push(entry)
     this.inFlight++
@@ -169,25 +188,30 @@ export class Pacer {
         this.inFlight--
         const now = this.clock.now()
         const limit = this.limit
-        if (outcome.counted) entry.expiresAt = now + (limit === 'probing' ? UNKNOWN_WINDOW_MS : limit.windowMs) + SAFETY_MARGIN_MS
+        const windowMs = limit === 'probing' ? UNKNOWN_WINDOW_MS : limit.windowMs
+        if (outcome.counted) entry.expiresAt = now + windowMs + SAFETY_MARGIN_MS + (outcome.abandoned ? this.abandonedGraceMs : 0)
         else this.entries.splice(this.entries.indexOf(entry), 1)
+        if (outcome.counted && outcome.success && outcome.teaches !== false) this.learn(outcome.rateLimit)
         if (outcome.counted && outcome.rateLimit) {
-          if (outcome.success) this.learn(outcome.rateLimit)
-          this.correct(outcome.rateLimit, entry, now)
+          if (this.limit === 'probing') this.heldCorrection = { headers: outcome.rateLimit, entry }
+          else this.correct(outcome.rateLimit, entry, now, outcome.success === true)
         } else if (outcome.refused && limit !== 'probing' && limit.requests !== null) {
           // Requests we do not know of fill the window: make room for them until we learn more.
           const wait = outcome.refused.retryAfterMs
-          this.correct({ limit: null, remaining: 0, resetSeconds: wait === null ? null : Math.ceil(wait / 1000) }, entry, now)
+          this.correct({ limit: null, remaining: 0, resetSeconds: wait === null ? null : Math.ceil(wait / 1000) }, entry, now, false, true)
         }
         this.wake()
       },
     })
   }
 
-  /** A successful answer that states RateLimit-Limit ends probing. */
-  private learn(headers: RateLimitHeaders): void {
-    if (this.limit !== 'probing' || headers.limit === null) return
-    this.limit = { requests: headers.limit, windowMs: UNKNOWN_WINDOW_MS }
+  /**
+   * The first successful answer ends probing: RateLimit-Limit is the limit, and a counted
+   * answer without it comes from a plan without one.
+   */
+  private learn(headers: RateLimitHeaders | undefined): void {
+    if (this.limit !== 'probing') return
+    this.limit = { requests: headers?.limit ?? null, windowMs: UNKNOWN_WINDOW_MS }
   }
 
   /**
@@ -196,11 +220,13 @@ export class Pacer {
    * beyond those came from elsewhere (another build on the same token). The newest answer
    * describes the foreign requests best, so it replaces what older answers said.
    */
-  private correct(headers: RateLimitHeaders, answered: Entry, now: number): void {
+  private correct(headers: RateLimitHeaders, answered: Entry, now: number, success: boolean, refused = false): void {
     const limit = this.limit
-    if (limit === 'probing' || answered.seq < this.correctedBy) return
-    this.correctedBy = answered.seq
-    if (!this.pinned && headers.limit !== null && headers.limit !== limit.requests) {
+    if (limit === 'probing') return
+    // An older answer knows less than the one already applied; a 429 is news whenever it comes.
+    if (answered.seq < this.correctedBy && !refused) return
+    this.correctedBy = Math.max(this.correctedBy, answered.seq)
+    if (success && !this.pinned && headers.limit !== null && headers.limit !== limit.requests) {
       this.limit = { ...limit, requests: headers.limit }
     }
     const requests = this.limit === 'probing' ? null : this.limit.requests
@@ -211,7 +237,7 @@ export class Pacer {
     // Reset says when the oldest request in the service's window leaves. It is a foreign
     // one only if every request of ours leaves later; otherwise all we know of the
     // foreign ones is that they leave within a window from now.
-    const resetAt = now + (headers.resetSeconds ?? limit.windowMs / 1000) * 1000
+    const resetAt = now + (headers.resetSeconds ?? limit.windowMs / 1000) * 1000 + RESET_ROUNDING_MS
     const oursLeaveAfterReset = ours.every((e) => e.grantedAt + limit.windowMs > resetAt)
     for (let i = 0; i < foreign; i++) {
       const leaves = i === 0 && oursLeaveAfterReset ? resetAt : now + limit.windowMs
