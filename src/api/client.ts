@@ -30,7 +30,7 @@ import {
   type Usage,
   type Viewport,
 } from './contract.ts'
-import { CriticalCssError, InvalidResponseError, NotFoundError, TimeoutError, describeBaseUrl, errorFromResponse, quoteServiceText } from './errors.ts'
+import { CriticalCssError, InvalidResponseError, NetworkError, NotFoundError, TimeoutError, describeBaseUrl, errorFromResponse, quoteServiceText } from './errors.ts'
 import { parseRetryAfter, realSleep, withRetries, type Now, type Sleep } from './retry.ts'
 import { PRIORITY, Pacer, readRateLimitHeaders, type PaceLimit, type Priority, type Ticket } from './scheduler.ts'
 import { createAgent, exchange, reachedService, type Answer } from './transport.ts'
@@ -130,6 +130,8 @@ interface Call<T> {
   ticket?: Ticket | undefined
   signal?: AbortSignal | undefined
   deadline?: number | undefined
+  /** False for usage: its body sets the pace. */
+  teachesPace?: boolean
 }
 
 const DEFAULT_MAX_RETRIES = 8
@@ -148,7 +150,9 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
   const dispatcher: Dispatcher = options.dispatcher ?? (ownAgent as Dispatcher)
   const shownBaseUrl = describeBaseUrl(baseUrl)
   const pinned = options.rateLimit ? paceFromOption(options.rateLimit) : undefined
-  const pacer = new Pacer({ now, sleep }, pinned)
+  const pacer = new Pacer({ now, sleep }, pinned, requestTimeoutMs)
+  /** Aborted by close(): every call and wait of the client ends with it. */
+  const closed = new AbortController()
   /** When each job was accepted, so its first check comes a second after that, not after waitForCss. */
   const acceptedAt = new Map<string, number>()
   const rememberAccepted = (id: string): void => {
@@ -161,13 +165,24 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
   let explainedPaymentRequired = false
   let closing: Promise<void> | null = null
 
+  /** The caller's signal joined with the client's own, so close() ends the call too. */
+  function scopedSignal(signal: AbortSignal | undefined): AbortSignal {
+    return signal ? AbortSignal.any([signal, closed.signal]) : closed.signal
+  }
+
   async function call<T>(spec: Call<T>): Promise<Answered<T>> {
     const describe = `${spec.method} ${spec.path.split('?')[0]}`
+    const signal = scopedSignal(spec.signal)
     let ticket = spec.ticket
     return withRetries(
       async () => {
-        const slot = ticket ?? (await pacer.acquire(spec.priority, { signal: spec.signal, deadline: spec.deadline, describe }))
+        const slot = ticket ?? (await pacer.acquire(spec.priority, { signal, deadline: spec.deadline, describe }))
         ticket = undefined
+        if (spec.deadline !== undefined && now() >= spec.deadline) {
+          // A slot handed over by a check whose deadline has passed in the meantime.
+          slot.release({ counted: false })
+          throw new TimeoutError(`Gave up on ${describe}: the deadline passed before it could be sent`, { status: null, code: 'timeout' })
+        }
         let answer: Answer
         try {
           answer = await exchange(
@@ -184,7 +199,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
                 ...spec.headers,
               },
               body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-              signal: spec.signal,
+              signal,
               deadline: spec.deadline,
               describe,
               timeoutMs: requestTimeoutMs,
@@ -192,13 +207,14 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
             { now, sleep },
           )
         } catch (error) {
-          slot.release({ counted: reachedService(error) })
+          slot.release({ counted: reachedService(error), abandoned: abandonedInFlight(error) })
           throw error
         }
         const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now())
         slot.release({
           counted: answer.status !== 401 && answer.status !== 429,
           success: answer.status >= 200 && answer.status < 300,
+          teaches: spec.teachesPace !== false,
           rateLimit: readRateLimitHeaders(answer.headers),
           refused: answer.status === 429 ? { retryAfterMs } : undefined,
         })
@@ -234,7 +250,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
         random,
         maxRetries,
         deadline: spec.deadline,
-        signal: spec.signal,
+        signal,
         describe,
         onRetry: (info) => options.onEvent?.({ type: 'retry', request: describe, ...info }),
       },
@@ -258,6 +274,8 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
       expected: [200],
       parse: (answer) => parseUsage(answer.json),
       priority: PRIORITY.urgent,
+      // The body states the pace; the pacer must not guess it from the headers first.
+      teachesPace: false,
       signal: requestOptions.signal,
       deadline: requestOptions.deadline,
     })
@@ -272,15 +290,30 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
    * so it runs on no caller's signal or deadline; each caller waits for it within its own.
    */
   function learnPace(requestOptions: RequestOptions): Promise<void> {
-    usageBeforeGenerate ??= readUsage({}).then(
-      () => {},
-      (error: unknown) => {
-        usageBeforeGenerate = null
-        // A service without the usage endpoint is still usable: the headers tell the pace.
-        if (!(error instanceof NotFoundError)) throw error
-      },
-    )
+    if (!usageBeforeGenerate) {
+      const read = readUsage({}).then(
+        () => {},
+        (error: unknown) => {
+          // A service without the usage endpoint is still usable: answers tell the pace.
+          if (error instanceof NotFoundError) return
+          usageBeforeGenerate = null
+          throw error
+        },
+      )
+      // Whoever waits for it sees its failure; a caller that gave up first must not leave it unhandled.
+      read.catch(() => {})
+      usageBeforeGenerate = read
+    }
     return settleWithin(usageBeforeGenerate, { ...requestOptions, now, sleep, describe: `GET ${API_PATHS.usage}` })
+  }
+
+  /** Fails at once for a client that was closed, a signal already aborted or a deadline already passed. */
+  function checkStart(requestOptions: RequestOptions, describe: string): void {
+    if (closed.signal.aborted) throw closed.signal.reason
+    requestOptions.signal?.throwIfAborted()
+    if (requestOptions.deadline !== undefined && now() >= requestOptions.deadline) {
+      throw new TimeoutError(`Gave up on ${describe}: the deadline had passed before it started`, { status: null, code: 'timeout' })
+    }
   }
 
   async function jobDataCall(id: string, extra: { ticket?: Ticket | undefined; priority: Priority; signal?: AbortSignal | undefined; deadline?: number | undefined }): Promise<Answered<JobData>> {
@@ -328,8 +361,9 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
       if (viewportProblem) throw new TypeError(`generate(): ${viewportProblem}.`)
       const key = generateOptions.idempotencyKey ?? `ucc_${randomUUID()}`
       if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new TypeError('generate(): idempotencyKey must be 1–255 printable ASCII characters.')
-      const requestOptions = { signal: generateOptions.signal, deadline: generateOptions.deadline }
-      await learnPace(generateOptions)
+      const requestOptions = { signal: generateOptions.signal, deadline: checkDeadline(generateOptions.deadline) }
+      checkStart(requestOptions, `POST ${API_PATHS.generate}`)
+      await learnPace(requestOptions)
       const body = generateOptions.viewports ? { url, viewports: generateOptions.viewports } : { url }
       // Every attempt of this call carries the same key, so a retry after a lost answer
       // finds the job the first attempt created instead of paying for a second one.
@@ -350,7 +384,9 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
 
     async jobData(id, requestOptions = {}) {
       checkJobId(id, 'jobData')
-      return (await jobDataCall(id, { priority: PRIORITY.normal, ...requestOptions })).value
+      const scope = { signal: requestOptions.signal, deadline: checkDeadline(requestOptions.deadline) }
+      checkStart(scope, 'GET /api/critical-css/job/…/data')
+      return (await jobDataCall(id, { priority: PRIORITY.normal, ...scope })).value
     },
 
     async jobs(query = {}, requestOptions = {}) {
@@ -366,45 +402,64 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
         params.set('status', query.status)
       }
       const search = params.size > 0 ? `?${params}` : ''
+      const scope = { signal: requestOptions.signal, deadline: checkDeadline(requestOptions.deadline) }
+      checkStart(scope, `GET ${API_PATHS.jobs}`)
       const { value } = await call({
         method: 'GET',
         path: API_PATHS.jobs + search,
         expected: [200],
         parse: (answer) => parseJobsList(answer.json),
         priority: PRIORITY.normal,
-        ...requestOptions,
+        ...scope,
       })
       return value
     },
 
-    usage(requestOptions = {}) {
-      return readUsage(requestOptions)
+    async usage(requestOptions = {}) {
+      const scope = { signal: requestOptions.signal, deadline: checkDeadline(requestOptions.deadline) }
+      checkStart(scope, `GET ${API_PATHS.usage}`)
+      return readUsage(scope)
     },
 
     async waitForCss(jobOrId, waitOptions = {}) {
-      waitOptions.signal?.throwIfAborted()
+      const scope = { signal: waitOptions.signal, deadline: checkDeadline(waitOptions.deadline) }
+      if (typeof jobOrId === 'string') checkJobId(jobOrId, 'waitForCss')
+      checkStart(scope, 'waiting for the critical CSS')
       if (typeof jobOrId === 'string') {
-        checkJobId(jobOrId, 'waitForCss')
-        return watcher.watch({ id: jobOrId, url: '', status: 'unknown' }, { firstCheckAt: now(), ...waitOptions })
+        return watcher.watch({ id: jobOrId, url: '', status: 'unknown' }, { firstCheckAt: now(), ...scope })
       }
       if (jobOrId.status === 'failed') throw jobFailedError(jobOrId, token)
       if (isJobData(jobOrId) && jobOrId.status === 'done' && typeof jobOrId.css === 'string') return jobOrId
       const accepted = acceptedAt.get(jobOrId.id) ?? now()
       acceptedAt.delete(jobOrId.id)
       const firstCheckAt = jobOrId.status === 'done' ? now() : accepted + CHECK_INTERVAL.firstMs
-      return watcher.watch(jobOrId, { firstCheckAt, ...waitOptions })
+      return watcher.watch(jobOrId, { firstCheckAt, ...scope })
     },
 
     close() {
       closing ??= (async () => {
-        const closed = new Error('The critical CSS client was closed.')
-        watcher.stopAll(closed)
-        pacer.closeAll(closed)
+        const reason = new CriticalCssError('The critical CSS client was closed.', { status: null, code: 'client_closed' })
+        closed.abort(reason)
+        watcher.stopAll(reason)
+        pacer.closeAll(reason)
         await ownAgent?.close()
       })()
       return closing
     },
   }
+}
+
+/** Deadlines are absolute ms on the client's clock; Infinity means none. */
+function checkDeadline(deadline: unknown): number | undefined {
+  if (deadline === undefined || deadline === Number.POSITIVE_INFINITY) return undefined
+  if (typeof deadline !== 'number' || Number.isNaN(deadline)) throw new TypeError('deadline must be a time in ms (as Date.now() gives), or undefined.')
+  return deadline
+}
+
+/** Given up in flight: the service may still count the request after we stopped waiting. */
+function abandonedInFlight(error: unknown): boolean {
+  if (!(error instanceof NetworkError)) return true
+  return error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT'
 }
 
 function contractError(describe: string, status: number, violation: ContractViolation, token: string): InvalidResponseError {
@@ -421,12 +476,13 @@ async function settleWithin<T>(
 ): Promise<T> {
   if (!scope.signal && scope.deadline === undefined) return promise
   scope.signal?.throwIfAborted()
+  // A signal of its own: many calls sharing the caller's one must not pile listeners on it.
+  const signal = scope.signal ? AbortSignal.any([scope.signal]) : undefined
   const stop = new AbortController()
   const onAbort = (): void => stop.abort()
-  scope.signal?.addEventListener('abort', onAbort, { once: true })
+  signal?.addEventListener('abort', onAbort, { once: true })
   const limits: Promise<never>[] = []
-  if (scope.signal) {
-    const signal = scope.signal
+  if (signal) {
     limits.push(new Promise<never>((_, reject) => stop.signal.addEventListener('abort', () => signal.aborted && reject(signal.reason), { once: true })))
   }
   if (scope.deadline !== undefined) {
@@ -440,7 +496,7 @@ async function settleWithin<T>(
     return await Promise.race([promise, ...limits])
   } finally {
     stop.abort()
-    scope.signal?.removeEventListener('abort', onAbort)
+    signal?.removeEventListener('abort', onAbort)
   }
 }
 

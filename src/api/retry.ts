@@ -9,6 +9,9 @@ import { CriticalCssError, NetworkError, RateLimitedError, ServerError, TimeoutE
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>
 export type Now = () => number
 
+/** Node's timers hold at most 2^31-1 ms (about 24.8 days); longer waits are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** Real-time sleep that rejects with the signal's reason when aborted. */
 export const realSleep: Sleep = (ms, signal) =>
   new Promise<void>((resolve, reject) => {
@@ -16,14 +19,22 @@ export const realSleep: Sleep = (ms, signal) =>
       reject(signal.reason)
       return
     }
+    let timer: NodeJS.Timeout
     const onAbort = (): void => {
       clearTimeout(timer)
       reject(signal?.reason)
     }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, Math.max(0, ms))
+    const arm = (left: number): void => {
+      timer = setTimeout(() => {
+        if (left > MAX_TIMER_MS) {
+          arm(left - MAX_TIMER_MS)
+          return
+        }
+        signal?.removeEventListener('abort', onAbort)
+        resolve()
+      }, Math.min(Math.max(0, left), MAX_TIMER_MS))
+    }
+    arm(ms)
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 

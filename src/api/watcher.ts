@@ -110,7 +110,9 @@ export class JobWatcher {
     const target = watch
     const promise = new Promise<JobData>((resolve, reject) => {
       const timer = new AbortController()
-      const signal = options.signal
+      // A signal of its own per wait: a build's one signal shared by a hundred waits must not
+      // collect a hundred listeners.
+      const signal = options.signal ? AbortSignal.any([options.signal]) : undefined
       const subscriber: Subscriber = {
         deadline: options.deadline,
         resolve,
@@ -261,8 +263,22 @@ export class JobWatcher {
       const answer = await this.deps.fetchData(watch.id, { ticket, urgent: false, signal: watch.controller.signal, ...this.scopeOf([watch]) })
       this.apply(watch, answer.value, answer.retryAfterMs, true)
     } catch (error) {
-      this.finish(watch, { error })
+      this.failed(watch, error)
     }
+  }
+
+  /**
+   * A check failed. Past the deadline it ran under, each wait ends by its own timer (one
+   * that came later, with more time, keeps waiting); anything else ends the job's waits.
+   */
+  private failed(watch: Watch, error: unknown): void {
+    if (error instanceof TimeoutError) this.postpone(watch, null)
+    else this.finish(watch, { error })
+  }
+
+  private postpone(watch: Watch, retryAfterMs: number | null): void {
+    watch.intervalMs = Math.min(CHECK_INTERVAL.maxMs, watch.intervalMs * CHECK_INTERVAL.factor)
+    watch.nextCheckAt = this.deps.now() + (retryAfterMs ?? watch.intervalMs)
   }
 
   private async checkMany(candidates: Watch[], ticket: Ticket): Promise<void> {
@@ -283,7 +299,7 @@ export class JobWatcher {
         return
       }
       const now = this.deps.now()
-      for (const watch of candidates) if (watch.nextCheckAt <= now) this.finish(watch, { error })
+      for (const watch of candidates) if (watch.nextCheckAt <= now) this.failed(watch, error)
       return
     } finally {
       for (const watch of candidates) watch.controller.signal.removeEventListener('abort', onEnd)
@@ -314,10 +330,7 @@ export class JobWatcher {
       else this.fetch(watch)
       return
     }
-    if (due) {
-      watch.intervalMs = Math.min(CHECK_INTERVAL.maxMs, watch.intervalMs * CHECK_INTERVAL.factor)
-      watch.nextCheckAt = this.deps.now() + (retryAfterMs ?? watch.intervalMs)
-    }
+    if (due) this.postpone(watch, retryAfterMs)
   }
 
   /** Fetches the data of a job a list reported done, ahead of generates and checks. */
@@ -332,7 +345,8 @@ export class JobWatcher {
       },
       (error: unknown) => {
         watch.fetching = false
-        this.finish(watch, { error })
+        this.failed(watch, error)
+        this.run()
       },
     )
   }

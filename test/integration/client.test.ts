@@ -363,6 +363,36 @@ describe('answers and errors', () => {
     expect(error).toMatchObject({ status: 200, code: 'invalid_response' })
   })
 
+  it('a signal already aborted or a deadline already passed sends nothing', async () => {
+    const { fake, client, clock } = await setup({ token: { plan: 'free' } })
+    const aborted = AbortSignal.abort(new Error('cancelled before it began'))
+    expect((await failure(client.generate(PAGE, { signal: aborted }))).message).toBe('cancelled before it began')
+    expect(await failure(client.usage({ deadline: clock.now() - 1 }))).toBeInstanceOf(TimeoutError)
+    expect(await failure(client.waitForCss('j_000001', { deadline: clock.now() }))).toBeInstanceOf(TimeoutError)
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('a deadline a month away is a deadline, not an overflow', async () => {
+    const { client, clock } = await setup({ fake: { behaviour: () => ({ statuses: ['processing', 'done'] }) } })
+    const month = clock.now() + 30 * 24 * 3600 * 1000
+    expect((await client.usage({ deadline: month })).plan).toBe('ent')
+    expect((await generateAndWait(client, PAGE, month)).status).toBe('done')
+    expect((await client.usage({ deadline: Number.POSITIVE_INFINITY })).plan).toBe('ent')
+  })
+
+  it('close() stops calls in a retry and refuses new ones', async () => {
+    const { fake, client, clock } = await setup({ client: { random: () => 0.99 } })
+    fake.fault({ path: '/api/critical-css/usage', status: 503, times: 100 })
+    const retrying = failure(client.usage())
+    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 1))
+    await client.close()
+    expect(await retrying).toMatchObject({ code: 'client_closed' })
+    const sent = fake.requests.length
+    expect(await failure(client.jobs())).toMatchObject({ code: 'client_closed' })
+    await clock.sleep(60_000)
+    expect(fake.requests.length).toBe(sent)
+  })
+
   it('checks its input before sending anything', async () => {
     const { fake, client } = await setup()
     await expect(client.generate('/pricing')).rejects.toThrow(/absolute URL/)
@@ -422,6 +452,48 @@ describe('waiting', () => {
     expect(fake.requests.length).toBeGreaterThan(checks)
     await client.close()
     expect(((await unbounded) as Error).message).toContain('closed')
+  })
+
+  it('a check that runs out of one caller’s time does not end another caller’s wait', async () => {
+    const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ statuses: ['processing', 'processing', 'done'], css: 'b{c:d}' }) } })
+    const job = await client.generate(PAGE)
+    // The first check meets a 503 asking for 10 s: past the first caller's deadline.
+    fake.fault({ path: /\/data$/, status: 503, headers: { 'retry-after': '10' } })
+    const first = failure(client.waitForCss(job, { deadline: clock.now() + 5000 }))
+    const second = client.waitForCss(job)
+    expect(await first).toBeInstanceOf(TimeoutError)
+    expect((await second).css).toBe('b{c:d}')
+  })
+
+  it('thirty waits on one signal add no listeners to it', async () => {
+    const { client } = await setup({ fake: { behaviour: () => ({ statuses: ['processing', 'done'] }) } })
+    const warnings: string[] = []
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name)
+    }
+    process.on('warning', onWarning)
+    try {
+      const build = new AbortController()
+      const jobs = await Promise.all(Array.from({ length: 30 }, (_, i) => client.generate(`${PAGE}?p=${i}`, { signal: build.signal })))
+      await Promise.all(jobs.map((job) => client.waitForCss(job, { signal: build.signal })))
+      await new Promise((r) => setImmediate(r))
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(warnings).toEqual([])
+  })
+
+  it('a deadline cuts off an answer that does not come (real clock)', async () => {
+    const fake = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } } })
+    const client = createClient({ baseUrl: fake.url, token: TOKEN })
+    cleanups.push(async () => {
+      await client.close()
+      await fake.close()
+    })
+    fake.fault({ path: '/api/critical-css/usage', delayMs: 5000 })
+    const error = await failure(client.usage({ deadline: Date.now() + 100 }))
+    expect(error).toBeInstanceOf(TimeoutError)
+    expect(error.message).toContain('deadline')
   })
 
   it('close() ends pending waits', async () => {
@@ -548,6 +620,22 @@ describe('pacing', () => {
     const { fake, client } = await setup({ token: { plan: 'free' }, fake: { rateLimitHeaders: false, behaviour: () => ({ instant: true }) } })
     await Promise.all(Array.from({ length: 7 }, (_, i) => client.generate(`${PAGE}?p=${i}`)))
     expect(fake.count({ status: 429 })).toBe(0)
+  })
+
+  it('a service without the usage endpoint: usage is asked once, not before every generate', async () => {
+    const { fake, client } = await setup({ fake: { behaviour: () => ({ instant: true }) } })
+    fake.fault({ path: '/api/critical-css/usage', status: 404, times: 100 })
+    await Promise.all([0, 1, 2].map((i) => client.generate(`${PAGE}?p=${i}`)))
+    await client.generate(`${PAGE}?p=3`)
+    expect(fake.count({ path: '/api/critical-css/usage' })).toBe(1)
+    expect(fake.count({ path: '/api/critical-css/generate' })).toBe(4)
+  })
+
+  it('ent plan without a usage read: one probe, then no pacing', async () => {
+    const { fake, client } = await setup({ token: { plan: 'ent' }, fake: { answerDelayMs: 30, behaviour: () => ({ statuses: ['processing'] }) } })
+    await client.jobs()
+    await Promise.all(Array.from({ length: 6 }, () => client.jobs()))
+    expect(fake.maxInFlight).toBe(6)
   })
 
   it('concurrent generates: aborting one does not abort the others', async () => {
