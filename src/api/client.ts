@@ -165,9 +165,12 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
   let explainedPaymentRequired = false
   let closing: Promise<void> | null = null
 
-  /** The caller's signal joined with the client's own, so close() ends the call too. */
+  /**
+   * The caller's signal joined with the client's own, so close() ends the call too. Always
+   * a new signal: the listeners each call adds must not pile up on a long-lived one.
+   */
   function scopedSignal(signal: AbortSignal | undefined): AbortSignal {
-    return signal ? AbortSignal.any([signal, closed.signal]) : closed.signal
+    return AbortSignal.any(signal ? [signal, closed.signal] : [closed.signal])
   }
 
   async function call<T>(spec: Call<T>): Promise<Answered<T>> {
