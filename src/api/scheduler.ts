@@ -10,6 +10,7 @@
  */
 import type { Now, Sleep } from './retry.ts'
 import { TimeoutError } from './errors.ts'
+import { WakeableLoop } from './loop.ts'
 
 export const PRIORITY = {
   /** Reading the result of a finished job, reading usage. */
@@ -96,8 +97,7 @@ export class Pacer {
   private correctedBy = -1
   /** The last answer's headers while probing, applied once the limit is known. */
   private heldCorrection: { headers: RateLimitHeaders; entry: Entry } | null = null
-  private pumping = false
-  private wakeUp: AbortController | null = null
+  private readonly loop: WakeableLoop
 
   /**
    * @param limit Known limit (the `rateLimit` option), pinned against what the service says.
@@ -112,6 +112,7 @@ export class Pacer {
   ) {
     this.limit = limit ?? 'probing'
     this.pinned = limit !== undefined
+    this.loop = new WakeableLoop(() => this.run(), () => this.waiters.length > 0, clock.sleep)
   }
 
   private readonly pinned: boolean
@@ -170,7 +171,7 @@ export class Pacer {
       options.signal?.addEventListener('abort', waiter.onAbort, { once: true })
       this.waiters.push(waiter)
       this.waiters.sort((a, b) => a.priority - b.priority || a.seq - b.seq)
-      this.pump()
+      this.loop.kick()
     })
   }
 
@@ -252,7 +253,7 @@ export class Pacer {
   }
 
   private wake(): void {
-    this.wakeUp?.abort()
+    this.loop.wake()
   }
 
   /** How long until a slot is free (0 = now), or null when only an answer in flight can free one. */
@@ -275,18 +276,6 @@ export class Pacer {
     }
   }
 
-  private pump(): void {
-    if (this.pumping) {
-      this.wake()
-      return
-    }
-    this.pumping = true
-    void this.run().finally(() => {
-      this.pumping = false
-      if (this.waiters.length > 0) this.pump()
-    })
-  }
-
   private async run(): Promise<void> {
     while (this.waiters.length > 0) {
       const now = this.clock.now()
@@ -301,16 +290,8 @@ export class Pacer {
       const deadlines = this.waiters.map((w) => w.deadline).filter((d): d is number => d !== undefined)
       const untilDeadline = deadlines.length > 0 ? Math.max(0, Math.min(...deadlines) - now) : null
       const sleepFor = wait === null ? untilDeadline : untilDeadline === null ? wait : Math.min(wait, untilDeadline)
-      const controller = new AbortController()
-      this.wakeUp = controller
-      try {
-        if (sleepFor === null) await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }))
-        else await this.clock.sleep(sleepFor, controller.signal)
-      } catch {
-        // Woken early: a slot was released, the limit changed or a waiter came or went.
-      } finally {
-        if (this.wakeUp === controller) this.wakeUp = null
-      }
+      // Woken early when a slot is released, the limit changes or a waiter comes or goes.
+      await this.loop.pause(sleepFor)
     }
   }
 }

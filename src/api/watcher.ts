@@ -8,6 +8,7 @@
 import type { Job, JobData } from './contract.ts'
 import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText, type InvalidResponseError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
+import { WakeableLoop } from './loop.ts'
 import type { Ticket } from './scheduler.ts'
 
 export const CHECK_INTERVAL = { firstMs: 1000, factor: 1.5, maxMs: 10_000 } as const
@@ -77,11 +78,12 @@ const describeJob = (watch: Watch): string => (watch.url ? `${watch.url} (job ${
 
 export class JobWatcher {
   private readonly watches = new Map<string, Watch>()
-  private running = false
-  private wakeUp: AbortController | null = null
   private listUnsupported = false
+  private readonly loop: WakeableLoop
 
-  constructor(private readonly deps: WatcherDeps) {}
+  constructor(private readonly deps: WatcherDeps) {
+    this.loop = new WakeableLoop(() => this.checkWhileWaited(), () => this.pending().length > 0, deps.sleep)
+  }
 
   /**
    * Resolves with the job's data once it is done. `firstCheckAt` is when to look first
@@ -193,53 +195,29 @@ export class JobWatcher {
   }
 
   private wake(): void {
-    this.wakeUp?.abort()
+    this.loop.wake()
   }
 
   private run(): void {
-    if (this.running) {
-      this.wake()
-      return
-    }
-    this.running = true
-    void this.loop().finally(() => {
-      this.running = false
-      if (this.pending().length > 0) this.run()
-    })
+    this.loop.kick()
   }
 
-  private async sleepUntil(time: number): Promise<void> {
-    const controller = new AbortController()
-    this.wakeUp = controller
-    try {
-      await this.deps.sleep(Math.max(0, time - this.deps.now()), controller.signal)
-    } catch {
-      // Woken: a watch came or went.
-    } finally {
-      if (this.wakeUp === controller) this.wakeUp = null
-    }
-  }
-
-  private async loop(): Promise<void> {
+  private async checkWhileWaited(): Promise<void> {
     for (;;) {
       const waiting = this.pending()
       if (waiting.length === 0) return
       const nextDue = Math.min(...waiting.map((w) => w.nextCheckAt))
       if (nextDue > this.deps.now()) {
-        await this.sleepUntil(nextDue)
+        await this.loop.pause(nextDue - this.deps.now())
         continue
       }
       // Queue for a slot; a watch coming or going sends us round again, so a slot is not
       // held for jobs no one waits for any more.
-      const requeue = new AbortController()
-      this.wakeUp = requeue
       let ticket: Ticket
       try {
-        ticket = await this.deps.acquireCheck(requeue.signal)
+        ticket = await this.loop.interruptible((signal) => this.deps.acquireCheck(signal))
       } catch {
         continue
-      } finally {
-        if (this.wakeUp === requeue) this.wakeUp = null
       }
       const now = this.deps.now()
       const candidates = this.pending()
