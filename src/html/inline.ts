@@ -1,0 +1,213 @@
+/**
+ * Puts critical CSS into a page's `<head>` and makes its stylesheets load without blocking
+ * render. The only code that touches a user's HTML, so it edits spans and nothing else:
+ * every byte outside the edited spans stays as it was.
+ */
+import { createHash } from 'node:crypto'
+import MagicString from 'magic-string'
+import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, type SourceTag } from './scan.ts'
+
+/**
+ * How full stylesheets load once the critical CSS is inline.
+ * - `body`: a `<link rel="preload" as="style">` where the link was, the stylesheet itself
+ *   moved to the end of `<body>`. No inline event handlers: works under a strict CSP.
+ * - `media`: `media="print"` switched back by `onload`, with a `<noscript>` fallback.
+ * - `swap`: `rel="preload"` switched to `stylesheet` by `onload`, with a `<noscript>` fallback.
+ * - `none`: links untouched; only the style is inlined.
+ */
+export type PreloadStrategy = 'body' | 'media' | 'swap' | 'none'
+
+export const PRELOAD_STRATEGIES: readonly PreloadStrategy[] = ['body', 'media', 'swap', 'none']
+
+export interface InlineOptions {
+  /** Default `'body'`. */
+  preload?: PreloadStrategy
+  /** CSP nonce for the inserted `<style>` (and the preload links of the `body` strategy). */
+  nonce?: string
+}
+
+/** One edit of the input: `input.slice(start, end)` became `text`. */
+export interface InlineEdit {
+  start: number
+  end: number
+  text: string
+}
+
+export interface InlineResult {
+  html: string
+  /** False when the output is the input. */
+  changed: boolean
+  /**
+   * CSP hash of the inlined style's text, `sha256-<base64>`, for a `style-src` list (in
+   * single quotes there); null when nothing was inlined.
+   */
+  cspHash: string | null
+  /** `href`s of the stylesheets that now load without blocking render. */
+  deferred: string[]
+  /** The edits made, in input offsets, in order. */
+  edits: InlineEdit[]
+}
+
+const NONCE_PATTERN = /^[A-Za-z0-9+/=_-]{1,256}$/
+/** `</style` in any letter case would end the element early: the css is untrusted text. */
+const STYLE_END = /<\/(style)/gi
+/** Media a stylesheet never applies to on screen: such a link does not block render. */
+const NON_BLOCKING_MEDIA = new Set(['print', 'none', 'only x', 'not all'])
+const ASCII_WHITESPACE = /[\t\n\f\r ]+/
+
+/** Makes `css` safe inside `<style>`: `</style` becomes `<\/style`, which CSS reads the same. */
+export function neutraliseCss(css: string): string {
+  return css.replace(STYLE_END, '<\\/$1')
+}
+
+export function cspHashOf(styleText: string): string {
+  return `sha256-${createHash('sha256').update(styleText, 'utf8').digest('base64')}`
+}
+
+function relTokens(tag: SourceTag): string[] {
+  const rel = attribute(tag, 'rel')?.value.trim().toLowerCase() ?? ''
+  return rel === '' ? [] : rel.split(ASCII_WHITESPACE)
+}
+
+/** A stylesheet link that holds up first paint. */
+function blocksRender(tag: SourceTag): boolean {
+  const rel = relTokens(tag)
+  if (!rel.includes('stylesheet') || rel.includes('alternate')) return false
+  if (!attribute(tag, 'href')?.value.trim()) return false
+  if (attribute(tag, 'disabled')) return false
+  const media = attribute(tag, 'media')?.value.trim().toLowerCase()
+  return media === undefined || !NON_BLOCKING_MEDIA.has(media)
+}
+
+/** A blocking link this inliner may rewrite: none that another loader or the author manages. */
+function convertible(tag: SourceTag): boolean {
+  if (attribute(tag, 'onload')) return false
+  return !(attribute(tag, 'blocking')?.value.toLowerCase().split(ASCII_WHITESPACE).includes('render') ?? false)
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;')
+}
+
+function jsString(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")
+}
+
+/**
+ * A link rebuilt from the original's attribute source text, in its order: attributes named
+ * in `changes` are replaced where they stood (null drops them, absent ones are added), then
+ * `add` follows.
+ */
+function rebuildLink(html: string, tag: SourceTag, changes: Record<string, string | null>, add: string[]): string {
+  const parts: string[] = []
+  const changed = new Set<string>()
+  for (const attr of tag.attributes) {
+    if (attr.name in changes) {
+      changed.add(attr.name)
+      const replacement = changes[attr.name]
+      if (replacement) parts.push(replacement)
+    } else {
+      parts.push(html.slice(attr.start, attr.end))
+    }
+  }
+  for (const [name, replacement] of Object.entries(changes)) if (!changed.has(name) && replacement) parts.push(replacement)
+  return `<link ${[...parts, ...add].join(' ')}>`
+}
+
+interface LinkEdit {
+  /** Replaces the link where it stands. */
+  inPlace: string
+  /** Goes to the end of the body (`body` strategy). */
+  atBodyEnd: string
+}
+
+function rewriteLink(html: string, tag: SourceTag, strategy: Exclude<PreloadStrategy, 'none'>, nonce: string | undefined): LinkEdit {
+  const original = html.slice(tag.start, tag.end)
+  switch (strategy) {
+    case 'body': {
+      // The preload fetches early with the stylesheet's own integrity and crossorigin; an
+      // id stays with the stylesheet, which is the element scripts look for.
+      const add = nonce && !attribute(tag, 'nonce') ? [`nonce="${nonce}"`] : []
+      const preload = rebuildLink(html, tag, { rel: 'rel="preload" as="style"', as: null, id: null }, add)
+      return { inPlace: preload, atBodyEnd: original }
+    }
+    case 'media': {
+      const media = attribute(tag, 'media')?.value.trim() || 'all'
+      const link = rebuildLink(html, tag, { media: 'media="print"' }, [`onload="${escapeAttribute(`this.media='${jsString(media)}'`)}"`])
+      return { inPlace: `${link}<noscript>${original}</noscript>`, atBodyEnd: '' }
+    }
+    case 'swap': {
+      const link = rebuildLink(html, tag, { rel: 'rel="preload" as="style"', as: null }, [`onload="this.rel='stylesheet'"`])
+      return { inPlace: `${link}<noscript>${original}</noscript>`, atBodyEnd: '' }
+    }
+  }
+}
+
+function checkInput(html: unknown, css: unknown, options: InlineOptions): { strategy: PreloadStrategy; nonce: string | undefined } {
+  if (typeof html !== 'string') throw new TypeError(`inlineCriticalCss(html, css): html must be a string, got ${html === null ? 'null' : typeof html}.`)
+  if (typeof css !== 'string') throw new TypeError(`inlineCriticalCss(html, css): css must be a string, got ${css === null ? 'null' : typeof css}.`)
+  if (options === null || typeof options !== 'object') throw new TypeError('inlineCriticalCss(html, css, options): options must be an object.')
+  const strategy = options.preload ?? 'body'
+  if (!PRELOAD_STRATEGIES.includes(strategy)) {
+    throw new TypeError(`The \`preload\` option must be one of ${PRELOAD_STRATEGIES.map((s) => `'${s}'`).join(', ')}; got ${JSON.stringify(strategy)}.`)
+  }
+  const nonce = options.nonce
+  if (nonce !== undefined && (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce))) {
+    throw new TypeError('The `nonce` option must be 1–256 characters of A–Z, a–z, 0–9, +, /, =, _ or - (a base64 value).')
+  }
+  return { strategy, nonce }
+}
+
+/**
+ * Inlines `css` into `html`. Pure: returns the new document and what changed. Running it
+ * again on its output replaces the inlined block and leaves converted links alone. Empty
+ * css changes nothing.
+ */
+export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
+  const { strategy, nonce } = checkInput(html, css, options)
+  if (css.trim() === '') return { html, changed: false, cspHash: null, deferred: [], edits: [] }
+
+  const outline = scanHtml(html)
+  const styleText = neutraliseCss(css)
+  const style = `<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
+  const edits: InlineEdit[] = []
+  const blocking = outline.headLinks.filter(blocksRender)
+
+  const [previous, ...extra] = outline.criticalStyles
+  if (previous) {
+    edits.push({ start: previous.tag.start, end: previous.end, text: style })
+    for (const block of extra) edits.push({ start: block.tag.start, end: block.end, text: '' })
+  } else if (blocking[0]) {
+    edits.push({ start: blocking[0].start, end: blocking[0].start, text: style })
+  } else if (outline.headEnd !== null) {
+    edits.push({ start: outline.headEnd, end: outline.headEnd, text: style })
+  } else {
+    edits.push({ start: outline.headPlace, end: outline.headPlace, text: `<head>${style}</head>` })
+  }
+
+  const deferred: string[] = []
+  let atBodyEnd = ''
+  if (strategy !== 'none') {
+    // After </head> a <noscript> fallback would start the body: only `body` converts such a link.
+    const eligible = blocking.filter((link) => convertible(link) && (strategy === 'body' || !outline.linksAfterHead.has(link)))
+    for (const link of eligible) {
+      const rewritten = rewriteLink(html, link, strategy, nonce)
+      edits.push({ start: link.start, end: link.end, text: rewritten.inPlace })
+      atBodyEnd += rewritten.atBodyEnd
+      deferred.push(attribute(link, 'href')?.value ?? '')
+    }
+  }
+  // Put where no body has begun, the stylesheets would be parsed into the head again.
+  if (atBodyEnd) edits.push({ start: outline.bodyEnd, end: outline.bodyEnd, text: outline.bodyOpened ? atBodyEnd : `<body>${atBodyEnd}` })
+
+  // Insertions before replacements at the same offset: the style goes before the link it precedes.
+  edits.sort((a, b) => a.start - b.start || a.end - b.end)
+  const output = new MagicString(html)
+  for (const edit of edits) {
+    if (edit.start === edit.end) output.appendLeft(edit.start, edit.text)
+    else if (edit.text === '') output.remove(edit.start, edit.end)
+    else output.overwrite(edit.start, edit.end, edit.text)
+  }
+  const result = output.toString()
+  return { html: result, changed: result !== html, cspHash: cspHashOf(styleText), deferred, edits }
+}

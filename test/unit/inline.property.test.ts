@@ -1,0 +1,211 @@
+/**
+ * Properties of the inliner over generated and mutated HTML, checked against parse5 (a
+ * parser that follows the HTML standard, as browsers do).
+ */
+import fc from 'fast-check'
+import { parse, type DefaultTreeAdapterMap } from 'parse5'
+import { describe, expect, it } from 'vitest'
+import { inlineCriticalCss, neutraliseCss, type InlineResult, type PreloadStrategy } from '../../src/html/inline.ts'
+
+type Node = DefaultTreeAdapterMap['node']
+type Element = DefaultTreeAdapterMap['element']
+
+const link = fc
+  .record({
+    tag: fc.constantFrom('link', 'LINK'),
+    rel: fc.constantFrom('stylesheet', 'StyleSheet', 'alternate stylesheet', 'preload', 'icon', ''),
+    href: fc.constantFrom('href="/a.css"', "href='/b.css'", 'href=/c.css', 'HREF="/d e.css"', ''),
+    extra: fc.subarray(['media=print', 'media="screen"', 'crossorigin', 'integrity="sha384-x"', 'disabled', 'onload="f()"', 'id=x', 'nonce=n']),
+    end: fc.constantFrom('>', ' />', '/>'),
+  })
+  .map(({ tag, rel, href, extra, end }) => `<${tag}${rel ? ` rel="${rel}"` : ''} ${href} ${extra.join(' ')}${end}`)
+
+const token = fc.oneof(
+  { weight: 3, arbitrary: link },
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(
+      '<!doctype html>',
+      '<!DOCTYPE HTML>',
+      '<html>',
+      '<HTML lang=en>',
+      '</html>',
+      '<head>',
+      '<HEAD>',
+      '</head>',
+      '<body>',
+      '<BODY class=x>',
+      '</body>',
+      '<title>T &amp; t</title>',
+      '<meta charset=utf-8>',
+      '<base href="/x/">',
+      '<style>p{color:blue}</style>',
+      '<style data-critical-css>old{}</style>',
+      '<script>"</head><link rel=stylesheet href=s.css>"</script>',
+      '<!-- <head><link rel=stylesheet href=c.css> -->',
+      '<noscript><link rel=stylesheet href=n.css><p>js</p></noscript>',
+      '<template><link rel=stylesheet href=t.css></template>',
+      'hello',
+      '&amp;',
+      ' ',
+      '\n',
+      '\r\n',
+      '<p>',
+      '</p>',
+      '<div>',
+      '</div>',
+      '<svg><style>a{}</style></svg>',
+      '<textarea></head></textarea>',
+      '<table><tr><td>x</table>',
+      '<br/>',
+      '</br>',
+      '<',
+      '>',
+      '"',
+      "'",
+      '</',
+      '<!',
+      '\uFEFF',
+    ),
+  },
+)
+
+/** Token soup, then a few characters deleted or inserted anywhere. */
+const html = fc
+  .tuple(
+    fc.array(token, { maxLength: 30 }).map((tokens) => tokens.join('')),
+    fc.array(fc.tuple(fc.nat(), fc.constantFrom('', '<', '>', '/', '"', "'", '=', ' ', '-', '!', 'a')), { maxLength: 4 }),
+  )
+  .map(([text, mutations]) => {
+    let out = text
+    for (const [at, insert] of mutations) {
+      const i = out.length === 0 ? 0 : at % out.length
+      out = insert === '' ? out.slice(0, i) + out.slice(i + 1) : out.slice(0, i) + insert + out.slice(i)
+    }
+    return out
+  })
+
+const css = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.constantFrom('h1{color:red}', 'a{content:"</style><script>alert(1)</script>"}', '</STYLE>', '</sTyLe x', '<\\/style>', '}</style><img src=x onerror=alert(1)>', '<!--', '-->'),
+)
+
+const strategy = fc.constantFrom<PreloadStrategy>('body', 'media', 'swap', 'none')
+
+function* walk(node: Node): Generator<Element> {
+  if ('childNodes' in node) {
+    for (const child of node.childNodes) {
+      if ('tagName' in child) yield child
+      // A template's content is a fragment of its own.
+      if ('content' in child && child.content) yield* walk(child.content as unknown as Node)
+      yield* walk(child)
+    }
+  }
+}
+
+function elements(markup: string): Element[] {
+  // A browser's decoder drops the byte-order mark before parsing; parse5 given a string does not.
+  return [...walk(parse(markup.replace(/^\uFEFF/, '')) as unknown as Node)]
+}
+
+function textOf(element: Element): string {
+  return element.childNodes.map((n) => ('value' in n && typeof n.value === 'string' ? n.value : '')).join('')
+}
+
+/** Undoes the edits: the output with each inserted text replaced by what it replaced. */
+function revert(input: string, result: InlineResult): string {
+  let output = result.html
+  let shift = 0
+  const placed = result.edits.map((edit) => {
+    const at = edit.start + shift
+    shift += edit.text.length - (edit.end - edit.start)
+    return { at, edit }
+  })
+  for (const { at, edit } of placed.reverse()) {
+    expect(output.slice(at, at + edit.text.length)).toBe(edit.text)
+    output = output.slice(0, at) + input.slice(edit.start, edit.end) + output.slice(at + edit.text.length)
+  }
+  return output
+}
+
+const RUNS = { numRuns: Number(process.env.PROPERTY_RUNS ?? 400) }
+
+describe('inlineCriticalCss on generated HTML', () => {
+  it('never throws, and the inserted spans are the only change', () => {
+    fc.assert(
+      fc.property(html, css, strategy, (input, style, preload) => {
+        const result = inlineCriticalCss(input, style, { preload })
+        expect(revert(input, result)).toBe(input)
+      }),
+      RUNS,
+    )
+  })
+
+  it('puts one style in the head, holding exactly the neutralised css: nothing injected', () => {
+    fc.assert(
+      fc.property(html, css, strategy, (input, style, preload) => {
+        fc.pre(style.trim() !== '')
+        const output = inlineCriticalCss(input, style, { preload }).html
+        const expected = neutraliseCss(style)
+        const ours = elements(output).filter((e) => e.tagName === 'style' && e.attrs.some((a) => a.name === 'data-critical-css') && textOf(e) === expected)
+        expect(ours).toHaveLength(1)
+        expect(ours[0]!.parentNode && 'tagName' in ours[0]!.parentNode ? ours[0]!.parentNode.tagName : null).toBe('head')
+        const scripts = (markup: string): number => elements(markup).filter((e) => e.tagName === 'script' || e.attrs.some((a) => a.name === 'onerror')).length
+        expect(scripts(output)).toBe(scripts(input))
+      }),
+      RUNS,
+    )
+  })
+
+  it('is idempotent: a second run with any css equals one run with that css', () => {
+    fc.assert(
+      fc.property(html, css, css, strategy, (input, first, second, preload) => {
+        const once = inlineCriticalCss(input, first, { preload }).html
+        const expected = inlineCriticalCss(input, second, { preload }).html
+        fc.pre(first.trim() !== '' || second.trim() === '')
+        expect(inlineCriticalCss(once, second, { preload }).html).toBe(second.trim() === '' ? once : expected)
+      }),
+      RUNS,
+    )
+  })
+
+  it("with 'body', each deferred stylesheet parses into the body and its preload into the head", () => {
+    fc.assert(
+      fc.property(html, css, (input, style) => {
+        fc.pre(style.trim() !== '')
+        const result = inlineCriticalCss(input, style, { preload: 'body' })
+        const parsed = elements(result.html)
+        const parentOf = (e: Element): string => (e.parentNode && 'tagName' in e.parentNode ? e.parentNode.tagName : '#')
+        const inBody = (e: Element): boolean => {
+          for (let node: Node | null = e.parentNode as Node | null; node; node = 'parentNode' in node ? (node.parentNode as Node | null) : null) {
+            if ('tagName' in node && node.tagName === 'body') return true
+          }
+          return false
+        }
+        const attr = (e: Element, name: string): string | undefined => e.attrs.find((a) => a.name === name)?.value
+        for (const href of result.deferred) {
+          const links = parsed.filter((e) => e.tagName === 'link' && attr(e, 'href') === href)
+          expect(links.some((e) => attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && parentOf(e) === 'head')).toBe(true)
+          // At the end of the body: inside whatever element is still open there.
+          expect(links.some((e) => /stylesheet/i.test(attr(e, 'rel') ?? '') && inBody(e))).toBe(true)
+        }
+      }),
+      RUNS,
+    )
+  })
+
+  it("with 'none', the document parses as before but for the style", () => {
+    fc.assert(
+      fc.property(html, css, (input, style) => {
+        fc.pre(style.trim() !== '')
+        const shape = (markup: string): string[] =>
+          elements(markup)
+            .filter((e) => !(e.tagName === 'style' && e.attrs.some((a) => a.name === 'data-critical-css')))
+            .map((e) => `${e.parentNode && 'tagName' in e.parentNode ? e.parentNode.tagName : '#'}>${e.tagName}`)
+        fc.pre(!input.includes('data-critical-css'))
+        expect(shape(inlineCriticalCss(input, style, { preload: 'none' }).html)).toEqual(shape(input))
+      }),
+      RUNS,
+    )
+  })
+})

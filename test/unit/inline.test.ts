@@ -1,0 +1,295 @@
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { inlineCriticalCss, type InlineOptions } from '../../src/html/inline.ts'
+
+const CSS = 'h1{color:red}'
+const STYLE = `<style data-critical-css>${CSS}</style>`
+
+interface Case {
+  name: string
+  html: string
+  css?: string
+  options?: InlineOptions
+  expected: string
+}
+
+function run(cases: Case[]): void {
+  it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const result = inlineCriticalCss(c.html, c.css ?? CSS, c.options)
+    expect(result.html).toBe(c.expected)
+    expect(result.changed).toBe(c.expected !== c.html)
+  })
+}
+
+describe('where the style goes', () => {
+  run([
+    {
+      name: 'before the first render-blocking stylesheet, after what precedes it',
+      html: '<html><head><meta charset="utf-8"><style>p{x:y}</style><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css"></head><body></body></html>',
+      options: { preload: 'none' },
+      expected: `<html><head><meta charset="utf-8"><style>p{x:y}</style>${STYLE}<link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css"></head><body></body></html>`,
+    },
+    {
+      name: 'at the end of the head when no stylesheet blocks render',
+      html: '<html><head><title>t</title><link rel="icon" href="/i.png"></head><body></body></html>',
+      expected: `<html><head><title>t</title><link rel="icon" href="/i.png">${STYLE}</head><body></body></html>`,
+    },
+    {
+      name: 'before the body content that ends a head without </head>',
+      html: '<html><head><title>t</title>\n<body><p>x</p></body></html>',
+      expected: `<html><head><title>t</title>\n${STYLE}<body><p>x</p></body></html>`,
+    },
+    {
+      name: 'at the end of a document that ends inside the head',
+      html: '<head><title>t</title>',
+      expected: `<head><title>t</title>${STYLE}`,
+    },
+    {
+      name: 'in a new <head> after <html> when there is none',
+      html: '<!DOCTYPE html>\n<html lang="en">\n<body><p>x</p></body>\n</html>',
+      expected: `<!DOCTYPE html>\n<html lang="en"><head>${STYLE}</head>\n<body><p>x</p></body>\n</html>`,
+    },
+    {
+      name: 'in a new <head> after the doctype when there is no <html> either',
+      html: '<!doctype html><p>x</p>',
+      expected: `<!doctype html><head>${STYLE}</head><p>x</p>`,
+    },
+    {
+      name: 'in a new <head> at the start, after a byte-order mark',
+      html: '\uFEFF<p>x</p>',
+      expected: `\uFEFF<head>${STYLE}</head><p>x</p>`,
+    },
+    {
+      name: 'in the implied head of a document that never says <head>',
+      html: '<title>t</title><link rel=stylesheet href=a.css><p>x',
+      options: { preload: 'none' },
+      expected: `<title>t</title>${STYLE}<link rel=stylesheet href=a.css><p>x`,
+    },
+    {
+      name: 'before a stylesheet between </head> and <body>, which the parser puts in the head',
+      html: '<head><title>t</title></head>\n<link rel="stylesheet" href="/late.css">\n<body></body>',
+      options: { preload: 'none' },
+      expected: `<head><title>t</title></head>\n${STYLE}<link rel="stylesheet" href="/late.css">\n<body></body>`,
+    },
+  ])
+})
+
+describe('what the style holds', () => {
+  run([
+    {
+      name: '</style in any letter case cannot close the element',
+      html: '<head></head>',
+      css: 'a{content:"</style><script>alert(1)</script>"}b{c:"</STYLE >"}d{e:"</sTyLe"}',
+      expected: '<head><style data-critical-css>a{content:"<\\/style><script>alert(1)</script>"}b{c:"<\\/STYLE >"}d{e:"<\\/sTyLe"}</style></head>',
+    },
+    {
+      name: 'empty css inlines nothing and changes nothing',
+      html: '<head><link rel="stylesheet" href="/a.css"></head>',
+      css: '',
+      expected: '<head><link rel="stylesheet" href="/a.css"></head>',
+    },
+    {
+      name: 'whitespace-only css counts as empty',
+      html: '<head></head>',
+      css: ' \n\t',
+      expected: '<head></head>',
+    },
+    {
+      name: 'a nonce goes on the style',
+      html: '<head></head>',
+      options: { nonce: 'r4nd0m+/=' },
+      expected: `<head><style data-critical-css nonce="r4nd0m+/=">${CSS}</style></head>`,
+    },
+  ])
+})
+
+const PAGE = '<head>\n  <link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0">\n</head>\n<body>\n  <p>x</p>\n</body>'
+
+describe('strategies', () => {
+  run([
+    {
+      name: 'body: preload in place, the stylesheet moved to the end of the body',
+      html: PAGE,
+      expected: `<head>\n  ${STYLE}<link rel="preload" as="style" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0">\n</head>\n<body>\n  <p>x</p>\n<link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></body>`,
+    },
+    {
+      name: 'media: print until loaded, with a noscript fallback',
+      html: PAGE,
+      options: { preload: 'media' },
+      expected: `<head>\n  ${STYLE}<link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" media="print" onload="this.media='all'"><noscript><link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></noscript>\n</head>\n<body>\n  <p>x</p>\n</body>`,
+    },
+    {
+      name: 'media: the original media comes back on load',
+      html: "<head><link rel=stylesheet href=a.css media='screen and (min-width: 40em)'></head>",
+      options: { preload: 'media' },
+      expected: `<head>${STYLE}<link rel=stylesheet href=a.css media="print" onload="this.media='screen and (min-width: 40em)'"><noscript><link rel=stylesheet href=a.css media='screen and (min-width: 40em)'></noscript></head>`,
+    },
+    {
+      name: 'media: quotes in the media value cannot break the handler',
+      html: `<head><link rel=stylesheet href=a.css media="x'&quot;y"></head>`,
+      options: { preload: 'media' },
+      expected: `<head>${STYLE}<link rel=stylesheet href=a.css media="print" onload="this.media='x\\'&quot;y'"><noscript><link rel=stylesheet href=a.css media="x'&quot;y"></noscript></head>`,
+    },
+    {
+      name: 'swap: preload switched to stylesheet on load, with a noscript fallback',
+      html: PAGE,
+      options: { preload: 'swap' },
+      expected: `<head>\n  ${STYLE}<link rel="preload" as="style" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></noscript>\n</head>\n<body>\n  <p>x</p>\n</body>`,
+    },
+    {
+      name: 'none: links untouched',
+      html: PAGE,
+      options: { preload: 'none' },
+      expected: `<head>\n  ${STYLE}<link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0">\n</head>\n<body>\n  <p>x</p>\n</body>`,
+    },
+    {
+      name: 'body: several stylesheets keep their order at the end of the body',
+      html: '<head><link rel="stylesheet" href="/1.css"><link rel="stylesheet" href="/2.css"></head><body>x</body>',
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/1.css"><link rel="preload" as="style" href="/2.css"></head><body>x<link rel="stylesheet" href="/1.css"><link rel="stylesheet" href="/2.css"></body>`,
+    },
+    {
+      name: 'body: the id stays with the stylesheet; the nonce option reaches the preload',
+      html: '<head><link id="main" rel="stylesheet" href="/a.css"></head><body></body>',
+      options: { nonce: 'abc' },
+      expected: `<head><style data-critical-css nonce="abc">${CSS}</style><link rel="preload" as="style" href="/a.css" nonce="abc"></head><body><link id="main" rel="stylesheet" href="/a.css"></body>`,
+    },
+    {
+      name: 'body: without </body>, before </html>',
+      html: '<head><link rel="stylesheet" href="/a.css"></head><p>x</p></html>',
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><p>x</p><link rel="stylesheet" href="/a.css"></html>`,
+    },
+    {
+      name: 'body: without </body> or </html>, at the end',
+      html: '<head><link rel="stylesheet" href="/a.css"></head><p>x',
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><p>x<link rel="stylesheet" href="/a.css">`,
+    },
+  ])
+})
+
+describe('links left alone', () => {
+  const untouched = (name: string, link: string): Case => ({
+    name,
+    html: `<head>${link}</head><body></body>`,
+    expected: `<head>${link}${STYLE}</head><body></body>`,
+  })
+  run([
+    untouched('inside <noscript>', '<noscript><link rel="stylesheet" href="/a.css"></noscript>'),
+    untouched('inside <template>', '<template><link rel="stylesheet" href="/a.css"></template>'),
+    untouched('inside a comment', '<!-- <link rel="stylesheet" href="/a.css"> -->'),
+    untouched('disabled', '<link rel="stylesheet" href="/a.css" disabled>'),
+    untouched('an alternate stylesheet', '<link rel="alternate stylesheet" href="/a.css" title="dark">'),
+    untouched('for print', '<link rel="stylesheet" href="/p.css" media="print">'),
+    untouched('already a preload', '<link rel="preload" as="style" href="/a.css">'),
+    untouched('without href', '<link rel="stylesheet">'),
+    untouched('in a script', '<script>document.write(\'<link rel="stylesheet" href="/a.css">\')</script>'),
+    {
+      name: 'with an onload of its own (another loader manages it)',
+      html: '<head><link rel="stylesheet" href="/a.css" onload="track()"></head>',
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" onload="track()"></head>`,
+    },
+    {
+      name: 'marked blocking="render" by its author',
+      html: '<head><link rel="stylesheet" href="/a.css" blocking="render"></head>',
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" blocking="render"></head>`,
+    },
+    {
+      name: 'in the body',
+      html: '<head></head><body><link rel="stylesheet" href="/late.css"></body>',
+      expected: `<head>${STYLE}</head><body><link rel="stylesheet" href="/late.css"></body>`,
+    },
+  ])
+})
+
+describe('odd HTML', () => {
+  run([
+    {
+      name: 'uppercase tags and attributes, unquoted values, XHTML self-closing',
+      html: '<HTML><HEAD><LINK REL=StyleSheet HREF=/a.css /></HEAD><BODY>x</BODY></HTML>',
+      expected: `<HTML><HEAD>${STYLE}<link rel="preload" as="style" HREF=/a.css></HEAD><BODY>x<LINK REL=StyleSheet HREF=/a.css /></BODY></HTML>`,
+    },
+    {
+      name: '<head> text inside comments and scripts is not the head',
+      html: '<!-- <head></head> --><html><head><script>"</head><body>"</script></head><body></body></html>',
+      expected: `<!-- <head></head> --><html><head><script>"</head><body>"</script>${STYLE}</head><body></body></html>`,
+    },
+    {
+      name: 'a second <head> is ignored, as browsers do',
+      html: '<head><title>a</title></head><body><head><link rel="stylesheet" href="/x.css"></head></body>',
+      expected: `<head><title>a</title>${STYLE}</head><body><head><link rel="stylesheet" href="/x.css"></head></body>`,
+    },
+    {
+      name: '<base href> stays where it is',
+      html: '<head><base href="/sub/"><link rel="stylesheet" href="a.css"></head><body></body>',
+      options: { preload: 'none' },
+      expected: `<head><base href="/sub/">${STYLE}<link rel="stylesheet" href="a.css"></head><body></body>`,
+    },
+    {
+      name: 'CRLF, comments, doctype case and indentation survive byte for byte',
+      html: '\uFEFF<!DocType html>\r\n<!-- keep -->\r\n<html>\r\n <head>\r\n  <link  rel = "stylesheet"   href=\'/a.css\' >\r\n </head>\r\n</html>\r\n',
+      options: { preload: 'none' },
+      expected: `\uFEFF<!DocType html>\r\n<!-- keep -->\r\n<html>\r\n <head>\r\n  ${STYLE}<link  rel = "stylesheet"   href='/a.css' >\r\n </head>\r\n</html>\r\n`,
+    },
+    {
+      name: 'a <noscript> in the head holding body-like content does not end the head',
+      html: '<head><noscript><p>enable JS</p></noscript><link rel="stylesheet" href="/a.css"></head>',
+      options: { preload: 'none' },
+      expected: `<head><noscript><p>enable JS</p></noscript>${STYLE}<link rel="stylesheet" href="/a.css"></head>`,
+    },
+    {
+      name: 'text entities in the head end it where they start',
+      html: '<head><title>t</title>&amp; more',
+      expected: `<head><title>t</title>${STYLE}&amp; more`,
+    },
+  ])
+})
+
+describe('running again', () => {
+  it.each(['body', 'media', 'swap', 'none'] as const)('%s: same css gives the same page, new css replaces the block', (preload) => {
+    const once = inlineCriticalCss(PAGE, 'a{b:c}', { preload })
+    const again = inlineCriticalCss(once.html, 'a{b:c}', { preload })
+    expect(again.html).toBe(once.html)
+    expect(again.changed).toBe(false)
+    const replaced = inlineCriticalCss(once.html, 'x{y:z}', { preload })
+    expect(replaced.html).toBe(inlineCriticalCss(PAGE, 'x{y:z}', { preload }).html)
+    expect(replaced.html.match(/data-critical-css/g)).toHaveLength(1)
+    expect(replaced.deferred).toEqual([])
+  })
+
+  it('keeps one block when an earlier run left several', () => {
+    const html = `<head>${STYLE}<style data-critical-css>old</style></head>`
+    expect(inlineCriticalCss(html, 'new{}').html).toBe('<head><style data-critical-css>new{}</style></head>')
+  })
+})
+
+describe('what the result reports', () => {
+  it('the CSP hash of the inlined text, and the stylesheets deferred', () => {
+    const css = 'a{content:"</style>"}'
+    const result = inlineCriticalCss(PAGE, css)
+    const inlined = 'a{content:"<\\/style>"}'
+    expect(result.cspHash).toBe(`sha256-${createHash('sha256').update(inlined).digest('base64')}`)
+    expect(result.deferred).toEqual(['/a.css'])
+  })
+
+  it('edits that turn the input into the output and nothing else', () => {
+    const result = inlineCriticalCss(PAGE, CSS)
+    let rebuilt = ''
+    let at = 0
+    for (const edit of result.edits) {
+      rebuilt += PAGE.slice(at, edit.start) + edit.text
+      at = edit.end
+    }
+    expect(rebuilt + PAGE.slice(at)).toBe(result.html)
+  })
+})
+
+describe('nonsense input', () => {
+  it.each([
+    ['html that is not a string', () => inlineCriticalCss(undefined as unknown as string, CSS), /html must be a string, got undefined/],
+    ['css that is not a string', () => inlineCriticalCss('<p>', null as unknown as string), /css must be a string, got null/],
+    ['an unknown strategy', () => inlineCriticalCss('<p>', CSS, { preload: 'later' as 'body' }), /`preload` option must be one of 'body', 'media', 'swap', 'none'/],
+    ['a nonce that could break out of its attribute', () => inlineCriticalCss('<p>', CSS, { nonce: 'a" onload="x' }), /`nonce` option/],
+  ])('%s: a clear TypeError', (_name, call, message) => {
+    expect(call).toThrow(TypeError)
+    expect(call).toThrow(message)
+  })
+})
