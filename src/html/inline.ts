@@ -167,7 +167,8 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   const { strategy, nonce } = checkInput(html, css, options)
   if (css.trim() === '') return { html, changed: false, cspHash: null, deferred: [], edits: [] }
 
-  const outline = scanHtml(html)
+  // Only the body strategy moves anything to the end of the body; otherwise the scan ends where the body begins.
+  const outline = scanHtml(html, { stopAtBody: (head) => strategy !== 'body' || !head.headLinks.some((link) => blocksRender(link) && convertible(link)) })
   const styleText = neutraliseCss(css)
   const style = `<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
   const edits: InlineEdit[] = []
@@ -198,7 +199,9 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
     }
   }
   // Put where no body has begun, the stylesheets would be parsed into the head again.
-  if (atBodyEnd) edits.push({ start: outline.bodyEnd, end: outline.bodyEnd, text: outline.bodyOpened ? atBodyEnd : `<body>${atBodyEnd}` })
+  if (atBodyEnd && outline.bodyEnd !== null) {
+    edits.push({ start: outline.bodyEnd, end: outline.bodyEnd, text: outline.bodyOpened ? atBodyEnd : `<body>${atBodyEnd}` })
+  }
 
   // Insertions before replacements at the same offset: the style goes before the link it precedes.
   edits.sort((a, b) => a.start - b.start || a.end - b.end)

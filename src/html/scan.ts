@@ -5,6 +5,7 @@
  * text of scripts and styles); the few tree-building rules of the HTML standard that decide
  * what is in the head are applied here, as a browser with scripting on applies them.
  */
+import { decodeHTMLAttribute } from 'entities'
 import { Tokenizer } from 'htmlparser2'
 
 export interface SourceAttribute {
@@ -38,8 +39,11 @@ export interface HtmlOutline {
   headEnd: number | null
   /** Where a missing head belongs: after `<html>`, else after the doctype, else the start (after a BOM). */
   headPlace: number
-  /** Where the body's content ends: `</body>`, else `</html>`, else the end of input. */
-  bodyEnd: number
+  /**
+   * Where the body's content ends: `</body>`, else `</html>`, else the end of input. Null
+   * when the scan stopped where the body began (see `ScanOptions.stopAtBody`).
+   */
+  bodyEnd: number | null
   /**
    * Whether a body start tag or body content comes before `bodyEnd`. Without one, what is
    * put at `bodyEnd` is still parsed as head content, unless a `<body>` precedes it.
@@ -79,8 +83,29 @@ export function attribute(tag: SourceTag, name: string): SourceAttribute | undef
   return tag.attributes.find((a) => a.name === name)
 }
 
-export function scanHtml(html: string): HtmlOutline {
-  return new Scanner(html).run()
+/** Names that matter in the body: where raw text or a template begins or ends, and the body's own end. */
+const BODY_NAMES = new Set([...RAW_TEXT, 'noscript', 'template', 'body', 'html'])
+/** First letter and length of each of them: most body tags (div, p, a, li…) are ruled out without making a string. */
+const BODY_NAME_SHAPES = new Set([...BODY_NAMES].map((name) => name.charCodeAt(0) * 32 + name.length))
+
+/** The lowercased tag name if it matters in the body, else ''. */
+function bodyTagName(html: string, start: number, end: number): string {
+  const length = end - start
+  if (length >= 32 || !BODY_NAME_SHAPES.has((html.charCodeAt(start) | 0x20) * 32 + length)) return ''
+  const name = html.slice(start, end).toLowerCase()
+  return BODY_NAMES.has(name) ? name : ''
+}
+
+export interface ScanOptions {
+  /**
+   * Asked once, where the body begins, with what is known of the head by then: true ends
+   * the scan there. Reading the body is most of the work, and only its end is ever needed.
+   */
+  stopAtBody?: (outline: HtmlOutline) => boolean
+}
+
+export function scanHtml(html: string, options: ScanOptions = {}): HtmlOutline {
+  return new Scanner(html, options).run()
 }
 
 class Scanner {
@@ -100,7 +125,11 @@ class Scanner {
   private lastEnd = 0
   /** Where input that ends inside a construct (a tag, a comment, raw text) begins: nothing may go after it. */
   private cut = Number.POSITIVE_INFINITY
+  /** The start tag being read, when its attributes matter (a link or style in the head). */
   private tag: SourceTag | null = null
+  /** Name and start of the start tag being read, whatever it is. */
+  private tagName = ''
+  private tagStart = -1
   private attributeName = ''
   private attributeStart = 0
   private attributeValue = ''
@@ -116,7 +145,13 @@ class Scanner {
    */
   private ending = false
 
-  constructor(private readonly html: string) {
+  /** The scan ended where the body began. */
+  private stopped = false
+
+  constructor(
+    private readonly html: string,
+    private readonly options: ScanOptions,
+  ) {
     this.outline = {
       html: null,
       head: null,
@@ -136,33 +171,42 @@ class Scanner {
     while (from < html.length) {
       this.resumeAt = null
       this.readFrom(from)
-      if (this.resumeAt === null) break
+      if (this.resumeAt === null || this.stopped) break
       from = this.resumeAt
       this.lastEnd = from
+    }
+    if (this.stopped) {
+      outline.bodyEnd = null
+      outline.bodyOpened = true
+      return outline
     }
     const none = Number.POSITIVE_INFINITY
     const end = Math.min(
       this.lastEnd,
       this.cut,
       this.rawText?.start ?? none,
-      this.tag?.start ?? none,
+      this.tagStart >= 0 ? this.tagStart : none,
       this.templateDepth > 0 ? this.templateStart : none,
       html.length,
     )
     if (this.mode === 'in-head') this.endHead(end)
-    if (!this.bodyEndFound) outline.bodyEnd = this.htmlCloseStart ?? end
+    const bodyEnd = this.bodyEndFound ? (outline.bodyEnd ?? end) : (this.htmlCloseStart ?? end)
+    outline.bodyEnd = bodyEnd
     // Content put at the end comes after the token that started the body, or no body has begun.
-    outline.bodyOpened = this.bodyOpenedAt !== null && this.bodyOpenedAt < outline.bodyEnd
+    outline.bodyOpened = this.bodyOpenedAt !== null && this.bodyOpenedAt < bodyEnd
     return outline
   }
 
   private readFrom(from: number): void {
     this.base = from
     this.tag = null
-    const tokenizer = new Tokenizer({ decodeEntities: true }, this.callbacks())
+    this.tagStart = -1
+    // Entities are decoded only in the attributes that are kept: most of a page is body,
+    // and its attributes and text are never looked at.
+    const tokenizer = new Tokenizer({ decodeEntities: false }, this.callbacks())
     this.tokenizer = tokenizer
     tokenizer.write(from === 0 ? this.html : this.html.slice(from))
-    if (this.resumeAt === null) {
+    if (this.resumeAt === null && !this.stopped) {
       this.ending = true
       tokenizer.end()
       this.ending = false
@@ -175,24 +219,27 @@ class Scanner {
     const at = (index: number): number => this.base + index
     return {
       onopentagname: (start, endIndex) => {
-        this.tag = { name: html.slice(at(start), at(endIndex)).toLowerCase(), start: at(start) - 1, end: at(endIndex), attributes: [] }
+        this.tagStart = at(start) - 1
+        this.tagName = this.mode === 'in-body' ? bodyTagName(html, at(start), at(endIndex)) : html.slice(at(start), at(endIndex)).toLowerCase()
+        const keep = this.mode !== 'in-body' && this.templateDepth === 0 && (this.tagName === 'link' || this.tagName === 'style')
+        this.tag = keep ? { name: this.tagName, start: this.tagStart, end: at(endIndex), attributes: [] } : null
       },
       onattribname: (start, endIndex) => {
+        if (!this.tag) return
         this.attributeName = html.slice(at(start), at(endIndex)).toLowerCase()
         this.attributeStart = at(start)
         this.attributeValue = ''
       },
       onattribdata: (start, endIndex) => {
-        this.attributeValue += html.slice(at(start), at(endIndex))
+        if (this.tag) this.attributeValue += html.slice(at(start), at(endIndex))
       },
-      onattribentity: (codepoint) => {
-        this.attributeValue += String.fromCodePoint(codepoint)
-      },
+      onattribentity: () => {},
       onattribend: (_quote, endIndex) => {
         const tag = this.tag
         // A repeated attribute is ignored by browsers; keep the first, as they do.
         if (tag && !tag.attributes.some((a) => a.name === this.attributeName)) {
-          tag.attributes.push({ name: this.attributeName, value: this.attributeValue, start: this.attributeStart, end: at(endIndex) })
+          const value = this.attributeValue.includes('&') ? decodeHTMLAttribute(this.attributeValue) : this.attributeValue
+          tag.attributes.push({ name: this.attributeName, value, start: this.attributeStart, end: at(endIndex) })
         }
       },
       onopentagend: (endIndex) => this.finishTag(at(endIndex), false),
@@ -201,19 +248,16 @@ class Scanner {
         // The tokenizer skips anything between the name and '>' of an end tag.
         const close = html.indexOf('>', at(endIndex))
         const end = close === -1 ? html.length : close + 1
-        this.endTag(html.slice(at(start), at(endIndex)).toLowerCase(), at(start) - 2, end)
+        const name = this.mode === 'in-body' && this.rawText === null ? bodyTagName(html, at(start), at(endIndex)) : html.slice(at(start), at(endIndex)).toLowerCase()
+        this.endTag(name, at(start) - 2, end)
         this.lastEnd = end
       },
       ontext: (start, endIndex) => {
         if (this.ending) return this.remnant()
-        this.text(at(start), html.slice(at(start), at(endIndex)))
+        if (this.mode !== 'in-body' && this.rawText === null && this.templateDepth === 0) this.text(at(start), html.slice(at(start), at(endIndex)))
         this.lastEnd = at(endIndex)
       },
-      ontextentity: (codepoint, endIndex) => {
-        if (this.ending) return this.remnant()
-        this.text(this.lastEnd, String.fromCodePoint(codepoint))
-        this.lastEnd = at(endIndex)
-      },
+      ontextentity: () => {},
       ondeclaration: (_start, endIndex) => {
         this.lastEnd = at(endIndex) + 1
         if (this.mode === 'before-head' && this.outline.html === null) this.outline.headPlace = this.lastEnd
@@ -249,7 +293,12 @@ class Scanner {
   private bodyContent(at: number, opens = true): void {
     if (this.mode === 'in-head') this.endHead(at)
     this.mode = 'in-body'
-    if (opens) this.bodyOpenedAt ??= at
+    if (!opens || this.bodyOpenedAt !== null) return
+    this.bodyOpenedAt = at
+    if (this.options.stopAtBody?.(this.outline)) {
+      this.stopped = true
+      this.tokenizer?.pause()
+    }
   }
 
   /** A start tag the parser puts in the head. */
@@ -261,11 +310,14 @@ class Scanner {
   }
 
   private finishTag(endIndex: number, selfClosing: boolean): void {
-    const open = this.tag
-    if (!open) return
+    const start = this.tagStart
+    if (start < 0) return
+    this.tagStart = -1
+    this.lastEnd = endIndex + 1
+    // A body tag that does not matter: nothing to make.
+    if (this.tagName === '') return
+    const tag: SourceTag = this.tag ? { ...this.tag, end: endIndex + 1 } : { name: this.tagName, start, end: endIndex + 1, attributes: [] }
     this.tag = null
-    const tag: SourceTag = { ...open, end: endIndex + 1 }
-    this.lastEnd = tag.end
     this.startTag(tag, selfClosing)
   }
 

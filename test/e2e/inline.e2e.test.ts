@@ -1,0 +1,154 @@
+/// <reference lib="dom" />
+/**
+ * The inliner's output in a real Chromium: with the stylesheet held back 2 s, the page
+ * paints at once with the critical style and ends with the full stylesheet; under a strict
+ * CSP the `body` strategy with a nonce raises no violation.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inlineCriticalCss, type PreloadStrategy } from '../../src/html/inline.ts'
+import { launchChromium } from '../fixtures/browser.ts'
+
+const CRITICAL = 'h1{color:rgb(200, 0, 0);font:32px sans-serif}'
+const FULL = 'h1{color:rgb(200, 0, 0);font:32px sans-serif}.below{color:rgb(0, 0, 200)}'
+const PAGE = `<!doctype html>
+<html>
+<head>
+  <meta charset="utf-8">
+  <title>critical</title>
+  <link rel="stylesheet" href="/full.css?RUN">
+</head>
+<body>
+  <h1>Above the fold</h1>
+  <p class="below">Further down</p>
+</body>
+</html>`
+const STYLESHEET_DELAY_MS = 2000
+
+interface Served {
+  /** When each stylesheet was sent, by run id (ms since the epoch). */
+  cssSentAt: Map<string, number>
+}
+
+let server: Server
+let origin: string
+let browser: Browser
+const served: Served = { cssSentAt: new Map() }
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x')
+    if (url.pathname === '/full.css') {
+      setTimeout(() => {
+        served.cssSentAt.set(url.search.slice(1), Date.now())
+        res.writeHead(200, { 'content-type': 'text/css' })
+        res.end(FULL)
+      }, STYLESHEET_DELAY_MS)
+      return
+    }
+    if (url.pathname === '/page') {
+      const run = url.searchParams.get('run') ?? ''
+      const preload = (url.searchParams.get('preload') ?? 'body') as PreloadStrategy
+      const nonce = url.searchParams.get('nonce') ?? undefined
+      const html = inlineCriticalCss(PAGE.replace('RUN', run), CRITICAL, { preload, ...(nonce ? { nonce } : {}) }).html
+      const csp = url.searchParams.get('csp')
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...(csp ? { 'content-security-policy': csp } : {}) })
+      res.end(html)
+      return
+    }
+    res.writeHead(404).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  browser = await launchChromium()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  server?.closeAllConnections()
+  await new Promise<void>((resolve) => server?.close(() => resolve()))
+})
+
+async function colours(page: Page): Promise<{ h1: string; below: string }> {
+  return page.evaluate(() => ({
+    h1: getComputedStyle(document.querySelector('h1')!).color,
+    below: getComputedStyle(document.querySelector('.below')!).color,
+  }))
+}
+
+/** Opens the page and reports when it first painted (ms since the epoch) and how it looked then. */
+async function firstPaint(page: Page, query: string): Promise<{ paintedAt: number; atPaint: { h1: string; below: string } }> {
+  await page.goto(`${origin}/page?${query}`, { waitUntil: 'commit' })
+  await page.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length > 0, undefined, { timeout: 15_000, polling: 10 })
+  const paintedAt = await page.evaluate(() => performance.timeOrigin + performance.getEntriesByName('first-contentful-paint')[0]!.startTime)
+  return { paintedAt, atPaint: await colours(page) }
+}
+
+describe('in Chromium, with the stylesheet held back 2 s', () => {
+  it.concurrent.each(['body', 'media', 'swap'] as const)('%s: paints at once with the critical style, then applies the full stylesheet', async (preload) => {
+    const page = await browser.newPage()
+    try {
+      const run = `${preload}-${Date.now()}`
+      const { paintedAt, atPaint } = await firstPaint(page, `preload=${preload}&run=${run}`)
+      expect(served.cssSentAt.has(run)).toBe(false)
+      expect(atPaint.h1).toBe('rgb(200, 0, 0)')
+      expect(atPaint.below).not.toBe('rgb(0, 0, 200)')
+      await page.waitForFunction(() => getComputedStyle(document.querySelector('.below')!).color === 'rgb(0, 0, 200)', undefined, { timeout: 15_000 })
+      expect(paintedAt).toBeLessThan(served.cssSentAt.get(run)!)
+    } finally {
+      await page.close()
+    }
+  })
+
+  it.concurrent('none: the stylesheet still blocks the first paint, and the critical style is there', async () => {
+    const page = await browser.newPage()
+    try {
+      const run = `none-${Date.now()}`
+      const { paintedAt, atPaint } = await firstPaint(page, `preload=none&run=${run}`)
+      expect(paintedAt).toBeGreaterThanOrEqual(served.cssSentAt.get(run)!)
+      expect(atPaint).toEqual({ h1: 'rgb(200, 0, 0)', below: 'rgb(0, 0, 200)' })
+    } finally {
+      await page.close()
+    }
+  })
+})
+
+describe("under Content-Security-Policy: style-src 'self' 'nonce-…'", () => {
+  const csp = encodeURIComponent("default-src 'self'; style-src 'self' 'nonce-Rm9vQmFy'; script-src 'none'")
+
+  async function violations(query: string): Promise<{ found: string[]; final: { h1: string; below: string } }> {
+    const page = await browser.newPage()
+    try {
+      await page.addInitScript(() => {
+        const seen: string[] = []
+        ;(window as unknown as { __violations: string[] }).__violations = seen
+        document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.effectiveDirective} ${event.blockedURI}`))
+      })
+      // The load event waits for the held-back stylesheet, and for its own load handler.
+      await page.goto(`${origin}/page?${query}&csp=${csp}&run=csp-${Date.now()}-${Math.random()}`, { waitUntil: 'load' })
+      const found = await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)
+      return { found, final: await colours(page) }
+    } finally {
+      await page.close()
+    }
+  }
+
+  it.concurrent('body with the nonce: no violation, critical and full styles both apply', async () => {
+    const { found, final } = await violations('preload=body&nonce=Rm9vQmFy')
+    expect(found).toEqual([])
+    expect(final).toEqual({ h1: 'rgb(200, 0, 0)', below: 'rgb(0, 0, 200)' })
+  })
+
+  it.concurrent('body without the nonce: the inline style is refused (the check above can fail)', async () => {
+    const { found } = await violations('preload=body')
+    expect(found.some((v) => v.startsWith('style-src'))).toBe(true)
+  })
+
+  it.concurrent('media: its onload handler is refused by such a policy, which is why body is the default', async () => {
+    const { found, final } = await violations('preload=media&nonce=Rm9vQmFy')
+    expect(found.some((v) => v.startsWith('script-src'))).toBe(true)
+    expect(final.below).not.toBe('rgb(0, 0, 200)')
+  })
+})
