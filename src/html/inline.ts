@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto'
 import MagicString from 'magic-string'
-import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, type SourceTag } from './scan.ts'
+import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
+import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 
 /**
  * How full stylesheets load once the critical CSS is inline.
@@ -44,6 +45,12 @@ export interface InlineResult {
   cspHash: string | null
   /** `href`s of the stylesheets that now load without blocking render. */
   deferred: string[]
+  /**
+   * `href`s of head stylesheets that still block render, left as they were: managed by the
+   * author (`onload`, `blocking="render"`), or moving them would change the cascade or
+   * break the page.
+   */
+  stillBlocking: string[]
   /** The edits made, in input offsets, in order. */
   edits: InlineEdit[]
 }
@@ -53,52 +60,77 @@ const NONCE_PATTERN = /^[A-Za-z0-9+/=_-]{1,256}$/
 const STYLE_END = /<\/(style)/gi
 /** Media a stylesheet never applies to on screen: such a link does not block render. */
 const NON_BLOCKING_MEDIA = new Set(['print', 'none', 'only x', 'not all'])
-const ASCII_WHITESPACE = /[\t\n\f\r ]+/
 
-/** Makes `css` safe inside `<style>`: `</style` becomes `<\/style`, which CSS reads the same. */
+/**
+ * Makes `css` safe inside `<style>`: `</style` becomes `<\/style`, which CSS reads the same.
+ * Line breaks become LF and NUL becomes U+FFFD, as a browser reads them: the CSP hash is
+ * taken of the text the browser sees.
+ */
 export function neutraliseCss(css: string): string {
-  return css.replace(STYLE_END, '<\\/$1')
+  return css.replace(/\r\n?/g, '\n').replace(/\0/g, '\uFFFD').replace(STYLE_END, '<\\/$1')
 }
 
 export function cspHashOf(styleText: string): string {
   return `sha256-${createHash('sha256').update(styleText, 'utf8').digest('base64')}`
 }
 
-function relTokens(tag: SourceTag): string[] {
-  const rel = attribute(tag, 'rel')?.value.trim().toLowerCase() ?? ''
-  return rel === '' ? [] : rel.split(ASCII_WHITESPACE)
+function value(tag: SourceTag, name: string): string | undefined {
+  const found = attribute(tag, name)?.value
+  return found === undefined ? undefined : asciiLowercase(asciiTrim(found))
+}
+
+/** A stylesheet link whose rules apply in some medium: it takes part in the cascade. */
+function applies(tag: SourceTag): boolean {
+  const rel = asciiTokens(value(tag, 'rel') ?? '')
+  if (!rel.includes('stylesheet') || rel.includes('alternate')) return false
+  if (!value(tag, 'href')) return false
+  if (attribute(tag, 'disabled')) return false
+  // A sheet of another type is never applied.
+  const type = value(tag, 'type')
+  return type === undefined || type === '' || type === 'text/css'
+}
+
+/** A page's own async stylesheet (`rel=preload as=style onload=…`, the swap pattern): it joins the cascade where it stands. */
+function becomesStylesheet(tag: SourceTag): boolean {
+  return asciiTokens(value(tag, 'rel') ?? '').includes('preload') && value(tag, 'as') === 'style' && attribute(tag, 'onload') !== undefined
 }
 
 /** A stylesheet link that holds up first paint. */
 function blocksRender(tag: SourceTag): boolean {
-  const rel = relTokens(tag)
-  if (!rel.includes('stylesheet') || rel.includes('alternate')) return false
-  if (!attribute(tag, 'href')?.value.trim()) return false
-  if (attribute(tag, 'disabled')) return false
-  const media = attribute(tag, 'media')?.value.trim().toLowerCase()
+  if (!applies(tag)) return false
+  const media = value(tag, 'media')
   return media === undefined || !NON_BLOCKING_MEDIA.has(media)
 }
 
 /** A blocking link this inliner may rewrite: none that another loader or the author manages. */
 function convertible(tag: SourceTag): boolean {
   if (attribute(tag, 'onload')) return false
-  return !(attribute(tag, 'blocking')?.value.toLowerCase().split(ASCII_WHITESPACE).includes('render') ?? false)
+  return !asciiTokens(value(tag, 'blocking') ?? '').includes('render')
 }
 
-function escapeAttribute(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;')
+function escapeAttribute(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;')
 }
 
-function jsString(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")
+function jsString(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")
 }
 
 /**
- * A link rebuilt from the original's attribute source text, in its order: attributes named
- * in `changes` are replaced where they stood (null drops them, absent ones are added), then
- * `add` follows.
+ * An attribute as written, safe to put another after: an empty unquoted value (`id=`)
+ * would take the next attribute for its value, so it becomes `id=""`.
  */
-function rebuildLink(html: string, tag: SourceTag, changes: Record<string, string | null>, add: string[]): string {
+function attributeSource(html: string, attr: SourceAttribute): string {
+  const source = asciiTrim(html.slice(attr.start, attr.end))
+  return attr.value === '' && source.endsWith('=') ? `${source}""` : source
+}
+
+/**
+ * A link rebuilt from the original's attribute source text, in its order: attributes
+ * `changes` names are replaced where they stood (null drops them, absent ones are added),
+ * those `drop` matches are left out, then `add` follows.
+ */
+function rebuildLink(html: string, tag: SourceTag, changes: Record<string, string | null>, add: string[], drop: (name: string) => boolean = () => false): string {
   const parts: string[] = []
   const changed = new Set<string>()
   for (const attr of tag.attributes) {
@@ -106,8 +138,8 @@ function rebuildLink(html: string, tag: SourceTag, changes: Record<string, strin
       changed.add(attr.name)
       const replacement = changes[attr.name]
       if (replacement) parts.push(replacement)
-    } else {
-      parts.push(html.slice(attr.start, attr.end))
+    } else if (!drop(attr.name)) {
+      parts.push(attributeSource(html, attr))
     }
   }
   for (const [name, replacement] of Object.entries(changes)) if (!changed.has(name) && replacement) parts.push(replacement)
@@ -125,14 +157,15 @@ function rewriteLink(html: string, tag: SourceTag, strategy: Exclude<PreloadStra
   const original = html.slice(tag.start, tag.end)
   switch (strategy) {
     case 'body': {
-      // The preload fetches early with the stylesheet's own integrity and crossorigin; an
-      // id stays with the stylesheet, which is the element scripts look for.
+      // The preload fetches early with the stylesheet's own integrity and crossorigin. The
+      // id stays with the stylesheet, which is the element scripts look for, and so do its
+      // event handlers, which must not run twice.
       const add = nonce && !attribute(tag, 'nonce') ? [`nonce="${nonce}"`] : []
-      const preload = rebuildLink(html, tag, { rel: 'rel="preload" as="style"', as: null, id: null }, add)
+      const preload = rebuildLink(html, tag, { rel: 'rel="preload" as="style"', as: null, id: null }, add, (name) => name.startsWith('on'))
       return { inPlace: preload, atBodyEnd: original }
     }
     case 'media': {
-      const media = attribute(tag, 'media')?.value.trim() || 'all'
+      const media = asciiTrim(attribute(tag, 'media')?.value ?? '') || 'all'
       const link = rebuildLink(html, tag, { media: 'media="print"' }, [`onload="${escapeAttribute(`this.media='${jsString(media)}'`)}"`])
       return { inPlace: `${link}<noscript>${original}</noscript>`, atBodyEnd: '' }
     }
@@ -141,6 +174,24 @@ function rewriteLink(html: string, tag: SourceTag, strategy: Exclude<PreloadStra
       return { inPlace: `${link}<noscript>${original}</noscript>`, atBodyEnd: '' }
     }
   }
+}
+
+/**
+ * The blocking links the strategy may rewrite. `body` moves stylesheets past whatever
+ * follows them in the head, so only links that nothing but other moved links follow are
+ * moved: a `<style>` or a link left in place after one keeps the cascade's order by keeping
+ * it blocking. `media` and `swap` keep each link where it is, so order is never at stake.
+ */
+function rewritable(outline: HtmlOutline, blocking: SourceTag[], strategy: Exclude<PreloadStrategy, 'none'>): SourceTag[] {
+  if (strategy !== 'body') {
+    // After </head> a <noscript> fallback would start the body.
+    return blocking.filter((link) => convertible(link) && !outline.linksAfterHead.has(link))
+  }
+  if (outline.bodyEnd === null) return []
+  const movable = new Set(blocking.filter(convertible))
+  const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || becomesStylesheet(link)) && !movable.has(link))]
+  const lastFixed = Math.max(-1, ...fixed.map((tag) => tag.start))
+  return blocking.filter((link) => convertible(link) && link.start > lastFixed)
 }
 
 function checkInput(html: unknown, css: unknown, options: InlineOptions): { strategy: PreloadStrategy; nonce: string | undefined } {
@@ -165,9 +216,9 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): { stra
  */
 export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
   const { strategy, nonce } = checkInput(html, css, options)
-  if (css.trim() === '') return { html, changed: false, cspHash: null, deferred: [], edits: [] }
+  if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], stillBlocking: [], edits: [] }
 
-  // Only the body strategy moves anything to the end of the body; otherwise the scan ends where the body begins.
+  // Only the body strategy puts anything at the end of the body: otherwise the scan ends where the body begins.
   const outline = scanHtml(html, { stopAtBody: (head) => strategy !== 'body' || !head.headLinks.some((link) => blocksRender(link) && convertible(link)) })
   const styleText = neutraliseCss(css)
   const style = `<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
@@ -186,20 +237,15 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
     edits.push({ start: outline.headPlace, end: outline.headPlace, text: `<head>${style}</head>` })
   }
 
-  const deferred: string[] = []
+  const rewritten = strategy === 'none' ? [] : rewritable(outline, blocking, strategy)
   let atBodyEnd = ''
-  if (strategy !== 'none') {
-    // After </head> a <noscript> fallback would start the body: only `body` converts such a link.
-    const eligible = blocking.filter((link) => convertible(link) && (strategy === 'body' || !outline.linksAfterHead.has(link)))
-    for (const link of eligible) {
-      const rewritten = rewriteLink(html, link, strategy, nonce)
-      edits.push({ start: link.start, end: link.end, text: rewritten.inPlace })
-      atBodyEnd += rewritten.atBodyEnd
-      deferred.push(attribute(link, 'href')?.value ?? '')
-    }
+  for (const link of rewritten) {
+    const edit = rewriteLink(html, link, strategy as Exclude<PreloadStrategy, 'none'>, nonce)
+    edits.push({ start: link.start, end: link.end, text: edit.inPlace })
+    atBodyEnd += edit.atBodyEnd
   }
-  // Put where no body has begun, the stylesheets would be parsed into the head again.
   if (atBodyEnd && outline.bodyEnd !== null) {
+    // Put where no body has begun, the stylesheets would be parsed into the head again.
     edits.push({ start: outline.bodyEnd, end: outline.bodyEnd, text: outline.bodyOpened ? atBodyEnd : `<body>${atBodyEnd}` })
   }
 
@@ -212,5 +258,14 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
     else output.overwrite(edit.start, edit.end, edit.text)
   }
   const result = output.toString()
-  return { html: result, changed: result !== html, cspHash: cspHashOf(styleText), deferred, edits }
+  const href = (link: SourceTag): string => attribute(link, 'href')?.value ?? ''
+  const kept = new Set(rewritten)
+  return {
+    html: result,
+    changed: result !== html,
+    cspHash: cspHashOf(styleText),
+    deferred: rewritten.map(href),
+    stillBlocking: strategy === 'none' ? blocking.map(href) : blocking.filter((link) => !kept.has(link)).map(href),
+    edits,
+  }
 }

@@ -1,12 +1,15 @@
 /**
  * Finds, with exact source offsets, what the inliner edits in a document: where `<head>`
- * begins and ends, the `<link>`s a browser puts in it, earlier critical-CSS blocks, and
- * where the body ends. htmlparser2's tokenizer gives the offsets (it also knows the raw
- * text of scripts and styles); the few tree-building rules of the HTML standard that decide
- * what is in the head are applied here, as a browser with scripting on applies them.
+ * begins and ends, the stylesheets a browser puts in it, earlier critical-CSS blocks, and
+ * where stylesheets can go at the end of the body. htmlparser2's tokenizer gives the
+ * offsets; `syntax.ts` covers where browsers read the source differently; the few
+ * tree-building rules of the HTML standard that decide what is in the head and the body
+ * are applied here, as a browser with scripting on applies them.
  */
 import { decodeHTMLAttribute } from 'entities'
 import { Tokenizer } from 'htmlparser2'
+import { asciiLowercase, asciiTokens, endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd } from './syntax.ts'
+
 
 export interface SourceAttribute {
   /** Lowercased. */
@@ -39,16 +42,6 @@ export interface HtmlOutline {
   headEnd: number | null
   /** Where a missing head belongs: after `<html>`, else after the doctype, else the start (after a BOM). */
   headPlace: number
-  /**
-   * Where the body's content ends: `</body>`, else `</html>`, else the end of input. Null
-   * when the scan stopped where the body began (see `ScanOptions.stopAtBody`).
-   */
-  bodyEnd: number | null
-  /**
-   * Whether a body start tag or body content comes before `bodyEnd`. Without one, what is
-   * put at `bodyEnd` is still parsed as head content, unless a `<body>` precedes it.
-   */
-  bodyOpened: boolean
   /** The `<link>`s the parser puts in the head, outside `<noscript>` and `<template>`. */
   headLinks: SourceTag[]
   /**
@@ -56,8 +49,23 @@ export interface HtmlOutline {
    * `<noscript>` there would start the body.
    */
   linksAfterHead: Set<SourceTag>
+  /** The head's own `<style>` elements (not critical-CSS blocks): they take part in the cascade. */
+  headStyles: SourceTag[]
   /** Earlier `<style data-critical-css>` elements in the head, with the end of their `</style>`. */
   criticalStyles: { tag: SourceTag; end: number }[]
+  /**
+   * Where stylesheets moved out of the head go: before the body's first stylesheet or
+   * `<style>` (so the cascade keeps its order), else before `</body>`, else `</html>`,
+   * else the end of input. Null when the scan stopped where the body began, or when no
+   * such place is plain HTML body content (inside `<svg>`, `<math>`, `<select>`, or a
+   * `<frameset>` document), where a link would not load.
+   */
+  bodyEnd: number | null
+  /**
+   * Whether the body has begun before `bodyEnd`. Without that, what is put at `bodyEnd`
+   * would be parsed into the head, unless a `<body>` precedes it.
+   */
+  bodyOpened: boolean
 }
 
 export const CRITICAL_STYLE_ATTRIBUTE = 'data-critical-css'
@@ -66,27 +74,28 @@ export const CRITICAL_STYLE_ATTRIBUTE = 'data-critical-css'
 const AFTER_HEAD_CONTENT = new Set(['base', 'basefont', 'bgsound', 'link', 'meta', 'noframes', 'script', 'style', 'template', 'title'])
 /** ...and before it, where a `<noscript>` is head content too. */
 const HEAD_CONTENT = new Set([...AFTER_HEAD_CONTENT, 'noscript'])
-/** Elements whose content htmlparser2's tokenizer reads as raw text. */
-const RAW_TEXT = new Set(['iframe', 'noembed', 'noframes', 'plaintext', 'script', 'style', 'textarea', 'title', 'xmp'])
-const HTML_WHITESPACE = new Set([0x09, 0x0a, 0x0c, 0x0d, 0x20])
-/** What may follow `</name` for an end tag to end raw text. */
-const END_TAG_DELIMITERS = new Set([0x09, 0x0a, 0x0c, 0x0d, 0x20, 0x2f, 0x3e])
-
-type Mode = 'before-head' | 'in-head' | 'after-head' | 'in-body'
-
-export function isWhitespace(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (!HTML_WHITESPACE.has(text.charCodeAt(i))) return false
-  return true
+/** Elements whose raw text htmlparser2's tokenizer reads correctly (scripts are read by `scriptEnd`). */
+const RAW_TEXT = new Set(['iframe', 'noembed', 'noframes', 'plaintext', 'style', 'textarea', 'title', 'xmp'])
+const FOREIGN = new Set(['svg', 'math'])
+/** Elements of SVG and MathML whose content is HTML again (the standard's integration points). */
+const INTEGRATION_POINTS: Readonly<Record<'svg' | 'math', Set<string>>> = {
+  svg: new Set(['foreignobject', 'desc', 'title']),
+  math: new Set(['mi', 'mo', 'mn', 'ms', 'mtext']),
 }
-
-export function attribute(tag: SourceTag, name: string): SourceAttribute | undefined {
-  return tag.attributes.find((a) => a.name === name)
-}
-
-/** Names that matter in the body: where raw text or a template begins or ends, and the body's own end. */
-const BODY_NAMES = new Set([...RAW_TEXT, 'noscript', 'template', 'body', 'html'])
+/** HTML start tags that end SVG or MathML content where they appear. */
+const BREAKOUT = new Set([
+  'b', 'big', 'blockquote', 'body', 'br', 'center', 'code', 'dd', 'div', 'dl', 'dt', 'em', 'embed', 'font', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'head',
+  'hr', 'i', 'img', 'li', 'listing', 'menu', 'meta', 'nobr', 'ol', 'p', 'pre', 'ruby', 's', 'small', 'span', 'strong', 'strike', 'sub', 'sup', 'table',
+  'tt', 'u', 'ul', 'var',
+])
+/** Names that matter in the body. */
+const BODY_NAMES = new Set([...RAW_TEXT, ...FOREIGN, 'script', 'noscript', 'template', 'body', 'html', 'link', 'select', 'frameset'])
 /** First letter and length of each of them: most body tags (div, p, a, li…) are ruled out without making a string. */
 const BODY_NAME_SHAPES = new Set([...BODY_NAMES].map((name) => name.charCodeAt(0) * 32 + name.length))
+/** `<![CDATA[` */
+const CDATA_OPEN_LENGTH = 9
+
+type Mode = 'before-head' | 'in-head' | 'after-head' | 'in-body'
 
 /** The lowercased tag name if it matters in the body, else ''. */
 function bodyTagName(html: string, start: number, end: number): string {
@@ -94,6 +103,17 @@ function bodyTagName(html: string, start: number, end: number): string {
   if (length >= 32 || !BODY_NAME_SHAPES.has((html.charCodeAt(start) | 0x20) * 32 + length)) return ''
   const name = html.slice(start, end).toLowerCase()
   return BODY_NAMES.has(name) ? name : ''
+}
+
+export function attribute(tag: SourceTag, name: string): SourceAttribute | undefined {
+  return tag.attributes.find((a) => a.name === name)
+}
+
+/** A link that is, or will become (`rel=preload as=style onload=…`, the swap pattern), a stylesheet where it stands. */
+function loadsStyles(tag: SourceTag): boolean {
+  const rel = asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? ''))
+  if (rel.includes('stylesheet')) return true
+  return rel.includes('preload') && asciiLowercase(attribute(tag, 'as')?.value ?? '') === 'style' && attribute(tag, 'onload') !== undefined
 }
 
 export interface ScanOptions {
@@ -114,18 +134,29 @@ class Scanner {
   /** The raw-text element the tokenizer is in, and where its start tag began. */
   private rawText: { name: string; start: number } | null = null
   private templateDepth = 0
-  /** Where the token that started the body begins. */
-  private bodyOpenedAt: number | null = null
   /** Start of the outermost open `<template>`: content put after it at the end would be its content. */
   private templateStart = 0
+  /**
+   * The open SVG and MathML elements of the body, and HTML integration points in them:
+   * where the tokenizer must read markup as foreign content, and where a link would not be
+   * an HTML link.
+   */
+  private foreign: { name: string; ns: 'svg' | 'math' | 'html' }[] = []
+  /** Open `<select>` elements in the body, and whether this is a frameset document. */
+  private selectDepth = 0
+  private frameset = false
+  /** Where the token that started the body begins. */
+  private bodyOpenedAt: number | null = null
+  /** The body's first stylesheet or `<style>`, and whether a link put there would be plain body content. */
+  private firstBodyStyle: { at: number; plain: boolean } | null = null
   private openCritical: SourceTag | null = null
-  private bodyEndFound = false
+  private bodyClose: { at: number; plain: boolean } | null = null
   private htmlCloseStart: number | null = null
   /** End of the last complete token. */
   private lastEnd = 0
   /** Where input that ends inside a construct (a tag, a comment, raw text) begins: nothing may go after it. */
   private cut = Number.POSITIVE_INFINITY
-  /** The start tag being read, when its attributes matter (a link or style in the head). */
+  /** The start tag being read, when its attributes matter (a link or style). */
   private tag: SourceTag | null = null
   /** Name and start of the start tag being read, whatever it is. */
   private tagName = ''
@@ -135,16 +166,16 @@ class Scanner {
   private attributeValue = ''
   /** Offset of the segment the current tokenizer reads. */
   private base = 0
-  /** Set to restart the tokenizer there (after a `<noscript>`'s raw text). */
+  /** Set to read on from there with a fresh tokenizer (after raw text it does not know, say). */
   private resumeAt: number | null = null
   private tokenizer: Tokenizer | null = null
-  private lowercase: string | null = null
+  /** One set of callbacks for every segment: they read the segment's offset from `base`. */
+  private readonly handlers: ConstructorParameters<typeof Tokenizer>[1]
   /**
    * Set while the tokenizer flushes what the input ended inside of (`</`, `<!-- x`, `&amp`):
    * text put after such a remnant could be swallowed by it.
    */
   private ending = false
-
   /** The scan ended where the body began. */
   private stopped = false
 
@@ -157,12 +188,14 @@ class Scanner {
       head: null,
       headEnd: null,
       headPlace: html.charCodeAt(0) === 0xfeff ? 1 : 0,
-      bodyEnd: html.length,
-      bodyOpened: false,
       headLinks: [],
       linksAfterHead: new Set(),
+      headStyles: [],
       criticalStyles: [],
+      bodyEnd: null,
+      bodyOpened: false,
     }
+    this.handlers = this.callbacks()
   }
 
   run(): HtmlOutline {
@@ -176,7 +209,6 @@ class Scanner {
       this.lastEnd = from
     }
     if (this.stopped) {
-      outline.bodyEnd = null
       outline.bodyOpened = true
       return outline
     }
@@ -190,11 +222,23 @@ class Scanner {
       html.length,
     )
     if (this.mode === 'in-head') this.endHead(end)
-    const bodyEnd = this.bodyEndFound ? (outline.bodyEnd ?? end) : (this.htmlCloseStart ?? end)
-    outline.bodyEnd = bodyEnd
-    // Content put at the end comes after the token that started the body, or no body has begun.
-    outline.bodyOpened = this.bodyOpenedAt !== null && this.bodyOpenedAt < bodyEnd
+    // Before the body's first stylesheet (the cascade keeps its order), else at its end;
+    // nowhere if that place would not take a working link.
+    const place = this.firstBodyStyle ?? this.bodyClose ?? { at: this.htmlCloseStart ?? end, plain: this.plainBody() }
+    if (!place.plain || this.frameset) return outline
+    outline.bodyEnd = place.at
+    // A body stylesheet stands in the body; elsewhere, the body must have begun before.
+    outline.bodyOpened = place === this.firstBodyStyle || (this.bodyOpenedAt !== null && this.bodyOpenedAt < place.at)
     return outline
+  }
+
+  private plainBody(): boolean {
+    return this.foreign.length === 0 && this.selectDepth === 0 && !this.frameset
+  }
+
+  private inForeign(): boolean {
+    const frames = this.foreign
+    return frames.length > 0 && frames[frames.length - 1]!.ns !== 'html'
   }
 
   private readFrom(from: number): void {
@@ -203,7 +247,7 @@ class Scanner {
     this.tagStart = -1
     // Entities are decoded only in the attributes that are kept: most of a page is body,
     // and its attributes and text are never looked at.
-    const tokenizer = new Tokenizer({ decodeEntities: false }, this.callbacks())
+    const tokenizer = new Tokenizer({ decodeEntities: false }, this.handlers)
     this.tokenizer = tokenizer
     tokenizer.write(from === 0 ? this.html : this.html.slice(from))
     if (this.resumeAt === null && !this.stopped) {
@@ -213,6 +257,11 @@ class Scanner {
     }
   }
 
+  /** Stops this tokenizer; `run` reads on from `at` with a fresh one. */
+  private resume(at: number): void {
+    this.resumeAt = at
+    this.tokenizer?.pause()
+  }
 
   private callbacks(): ConstructorParameters<typeof Tokenizer>[1] {
     const html = this.html
@@ -220,8 +269,9 @@ class Scanner {
     return {
       onopentagname: (start, endIndex) => {
         this.tagStart = at(start) - 1
-        this.tagName = this.mode === 'in-body' ? bodyTagName(html, at(start), at(endIndex)) : html.slice(at(start), at(endIndex)).toLowerCase()
-        const keep = this.mode !== 'in-body' && this.templateDepth === 0 && (this.tagName === 'link' || this.tagName === 'style')
+        // In foreign content every name matters: each opens or closes an element of it.
+        this.tagName = this.mode === 'in-body' && this.foreign.length === 0 ? bodyTagName(html, at(start), at(endIndex)) : html.slice(at(start), at(endIndex)).toLowerCase()
+        const keep = this.templateDepth === 0 && !this.inForeign() && (this.tagName === 'link' || this.tagName === 'style')
         this.tag = keep ? { name: this.tagName, start: this.tagStart, end: at(endIndex), attributes: [] } : null
       },
       onattribname: (start, endIndex) => {
@@ -244,14 +294,7 @@ class Scanner {
       },
       onopentagend: (endIndex) => this.finishTag(at(endIndex), false),
       onselfclosingtag: (endIndex) => this.finishTag(at(endIndex), true),
-      onclosetag: (start, endIndex) => {
-        // The tokenizer skips anything between the name and '>' of an end tag.
-        const close = html.indexOf('>', at(endIndex))
-        const end = close === -1 ? html.length : close + 1
-        const name = this.mode === 'in-body' && this.rawText === null ? bodyTagName(html, at(start), at(endIndex)) : html.slice(at(start), at(endIndex)).toLowerCase()
-        this.endTag(name, at(start) - 2, end)
-        this.lastEnd = end
-      },
+      onclosetag: (start, endIndex) => this.closeTag(at(start), at(endIndex)),
       ontext: (start, endIndex) => {
         if (this.ending) return this.remnant()
         if (this.mode !== 'in-body' && this.rawText === null && this.templateDepth === 0) this.text(at(start), html.slice(at(start), at(endIndex)))
@@ -263,15 +306,28 @@ class Scanner {
         if (this.mode === 'before-head' && this.outline.html === null) this.outline.headPlace = this.lastEnd
       },
       oncomment: (_start, endIndex) => this.comment(at(endIndex) + 1),
-      oncdata: (_start, endIndex) => this.comment(at(endIndex) + 1),
+      oncdata: (start, endIndex) => this.cdata(at(start), at(endIndex) + 1),
       onprocessinginstruction: (_start, endIndex) => this.comment(at(endIndex) + 1),
       onend: () => {},
+      isInForeignContext: () => this.inForeign(),
     }
   }
 
   private comment(end: number): void {
     if (this.ending) this.remnant()
     else this.lastEnd = end
+  }
+
+  /** Outside SVG and MathML, browsers read `<![CDATA[` as a comment that ends at the first `>`. */
+  private cdata(contentStart: number, end: number): void {
+    if (this.ending) return this.remnant()
+    const bogusEnd = this.html.indexOf('>', contentStart - CDATA_OPEN_LENGTH + 2) + 1
+    if (!this.inForeign() && bogusEnd > 0 && bogusEnd < end) {
+      this.lastEnd = bogusEnd
+      this.resume(bogusEnd)
+      return
+    }
+    this.lastEnd = end
   }
 
   /**
@@ -306,7 +362,12 @@ class Scanner {
     if (tag.name === 'link') {
       this.outline.headLinks.push(tag)
       if (this.mode === 'after-head') this.outline.linksAfterHead.add(tag)
-    } else if (tag.name === 'style' && attribute(tag, CRITICAL_STYLE_ATTRIBUTE)) this.openCritical = tag
+    } else if (tag.name === 'style') {
+      if (!attribute(tag, CRITICAL_STYLE_ATTRIBUTE)) this.outline.headStyles.push(tag)
+      // Written `<style data-critical-css/>`, its raw text was skipped to its end already.
+      else if (this.skippedTo !== null) this.outline.criticalStyles.push({ tag, end: this.skippedTo })
+      else this.openCritical = tag
+    }
   }
 
   private finishTag(endIndex: number, selfClosing: boolean): void {
@@ -323,9 +384,13 @@ class Scanner {
 
   private startTag(tag: SourceTag, selfClosing: boolean): void {
     const { name } = tag
-    // The tokenizer takes `<style/>` for an empty element; browsers ignore the slash.
-    if (RAW_TEXT.has(name) && selfClosing && this.templateDepth === 0) this.skipRawText(tag)
-    else if (RAW_TEXT.has(name)) this.rawText = { name, start: tag.start }
+    this.skippedTo = null
+    if (!this.inForeign()) {
+      // Raw text the tokenizer reads as markup: a script (its `<!--<script>` escapes), a
+      // `<noscript>` (raw text with scripting on), a raw-text element written `<style/>`.
+      if (name === 'script' || name === 'noscript' || (selfClosing && RAW_TEXT.has(name))) this.skipRawText(tag)
+      else if (RAW_TEXT.has(name)) this.rawText = { name, start: tag.start }
+    }
     // A template's content is a document fragment of its own: nothing in it counts.
     if (name === 'template') {
       if (this.templateDepth === 0) {
@@ -336,7 +401,6 @@ class Scanner {
       return
     }
     if (this.templateDepth > 0) return
-    if (name === 'noscript') this.skipRawText(tag)
     switch (this.mode) {
       case 'before-head':
         if (name === 'html') {
@@ -350,50 +414,84 @@ class Scanner {
           this.inHead(tag)
         } else {
           this.bodyContent(tag.start)
+          this.inBody(tag, selfClosing)
         }
         return
       case 'in-head':
       case 'after-head':
         if (name === 'head' || name === 'html') return
-        if ((this.mode === 'in-head' ? HEAD_CONTENT : AFTER_HEAD_CONTENT).has(name)) this.inHead(tag)
-        else this.bodyContent(tag.start)
+        if ((this.mode === 'in-head' ? HEAD_CONTENT : AFTER_HEAD_CONTENT).has(name)) {
+          this.inHead(tag)
+        } else {
+          this.bodyContent(tag.start)
+          this.inBody(tag, selfClosing)
+        }
         return
       case 'in-body':
+        this.inBody(tag, selfClosing)
         return
     }
   }
 
-  /**
-   * Raw text the tokenizer would read as markup (a `<noscript>`, which holds raw text when
-   * scripting is on, or a raw-text element written `<style/>`) runs to its end tag: read on
-   * from there with a fresh tokenizer.
-   */
-  private skipRawText(tag: SourceTag): void {
-    this.lowercase ??= this.html.toLowerCase()
-    const endTag = `</${tag.name}`
-    let search = tag.end
-    for (;;) {
-      const close = this.lowercase.indexOf(endTag, search)
-      const after = close + endTag.length
-      if (close === -1 || after >= this.html.length) {
-        // Raw text to the end of input.
-        this.cut = Math.min(this.cut, tag.start)
-        this.resumeAt = this.html.length
-        break
+  /** What the body's start tags tell: its first stylesheet, and whether a link put at its end would load. */
+  private inBody(tag: SourceTag, selfClosing: boolean): void {
+    if (this.stopped) return
+    const { name } = tag
+    if (this.inForeign()) {
+      if (BREAKOUT.has(name)) {
+        // Ends the foreign content it stands in; it is HTML itself.
+        while (this.inForeign()) this.foreign.pop()
+      } else {
+        const top = this.foreign[this.foreign.length - 1]!
+        const ns = top.ns === 'html' ? 'html' : INTEGRATION_POINTS[top.ns].has(name) ? 'html' : FOREIGN.has(name) ? (name as 'svg' | 'math') : top.ns
+        if (!selfClosing) this.foreign.push({ name, ns })
+        return
       }
-      if (END_TAG_DELIMITERS.has(this.html.charCodeAt(after))) {
-        const gt = this.html.indexOf('>', after)
-        if (gt === -1) {
-          this.cut = Math.min(this.cut, tag.start)
-          this.resumeAt = this.html.length
-        } else {
-          this.resumeAt = gt + 1
-        }
-        break
-      }
-      search = after
     }
-    this.tokenizer?.pause()
+    if (FOREIGN.has(name)) {
+      if (!selfClosing) this.foreign.push({ name, ns: name as 'svg' | 'math' })
+      return
+    }
+    // Inside an integration point: HTML, but no place for what this scan looks for.
+    if (this.foreign.length > 0) return
+    if (name === 'select' && !selfClosing) this.selectDepth++
+    else if (name === 'frameset') this.frameset = true
+    else if (name === 'style' || (name === 'link' && loadsStyles(tag))) {
+      this.firstBodyStyle ??= { at: tag.start, plain: this.plainBody() }
+    }
+  }
+
+  /** Skips raw text the tokenizer would misread, to just after its end tag; reads on from there. */
+  private skipRawText(tag: SourceTag): void {
+    const close = tag.name === 'script' ? scriptEnd(this.html, tag.end) : rawTextEnd(this.html, tag.end, tag.name)
+    const end = close === -1 ? -1 : endOfTag(this.html, close + 2 + tag.name.length)
+    if (end === -1) {
+      // Raw text to the end of input: nothing may go after its start.
+      this.cut = Math.min(this.cut, tag.start)
+      this.resume(this.html.length)
+    } else {
+      this.skippedTo = end
+      this.resume(end)
+    }
+  }
+
+  /** Where the raw text of the start tag being handled was skipped to, if it was. */
+  private skippedTo: number | null = null
+
+  private closeTag(nameStart: number, nameEnd: number): void {
+    const html = this.html
+    const name = this.mode === 'in-body' && this.rawText === null ? bodyTagName(html, nameStart, nameEnd) : html.slice(nameStart, nameEnd).toLowerCase()
+    // The tokenizer ends an end tag at its first '>'; browsers skip quoted attribute values.
+    const seen = html.indexOf('>', nameEnd) + 1 || html.length
+    const end = endOfTag(html, nameEnd)
+    if (end === -1) {
+      this.cut = Math.min(this.cut, nameStart - 2)
+      this.resume(html.length)
+      return
+    }
+    this.endTag(name, nameStart - 2, end)
+    this.lastEnd = end
+    if (end !== seen && !this.stopped) this.resume(end)
   }
 
   private endTag(name: string, start: number, end: number): void {
@@ -422,21 +520,41 @@ class Scanner {
       if (name === 'body' || name === 'html' || name === 'br') this.bodyContent(start, name === 'br')
       else return
     }
-    if (name === 'body' && !this.bodyEndFound) {
-      this.outline.bodyEnd = start
-      this.bodyEndFound = true
+    if (this.foreign.length > 0 && this.foreignEndTag(name)) return
+    if (name === 'select') {
+      if (this.selectDepth > 0) this.selectDepth--
+    } else if (name === 'body' && this.bodyClose === null) {
+      this.bodyClose = { at: start, plain: this.plainBody() }
     } else if (name === 'html' && this.htmlCloseStart === null) {
       this.htmlCloseStart = start
     }
   }
 
+  /** An end tag in or around foreign content: true when it closed an element of it. */
+  private foreignEndTag(name: string): boolean {
+    const frames = this.foreign
+    const top = frames[frames.length - 1]!
+    if (top.ns === 'html') {
+      if (name !== top.name) return false
+      frames.pop()
+      return true
+    }
+    for (let i = frames.length - 1; i >= 0 && frames[i]!.ns !== 'html'; i--) {
+      if (frames[i]!.name === name) {
+        frames.length = i
+        return true
+      }
+    }
+    // </br> and </p> end foreign content as their start tags do.
+    if (name === 'br' || name === 'p') while (this.inForeign()) frames.pop()
+    return false
+  }
+
   private text(start: number, content: string): void {
-    if (this.rawText !== null || this.templateDepth > 0 || this.mode === 'in-body') return
     let first = start
     // A byte-order mark is not content.
     if (first === 0 && content.charCodeAt(0) === 0xfeff) first = 1
-    const offset = first - start
-    for (let i = offset; i < content.length && HTML_WHITESPACE.has(content.charCodeAt(i)); i++) first++
+    for (let i = first - start; i < content.length && isHtmlWhitespace(content.charCodeAt(i)); i++) first++
     if (first - start === content.length) return
     this.bodyContent(first)
   }

@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 /**
- * The inliner's output in a real Chromium: with the stylesheet held back 2 s, the page
- * paints at once with the critical style and ends with the full stylesheet; under a strict
- * CSP the `body` strategy with a nonce raises no violation.
+ * The inliner's output in a real Chromium: with the stylesheet held back (at least 2 s, and
+ * until the test has seen the first paint), the page paints with the critical style and
+ * ends with the full stylesheet; under a strict CSP the `body` strategy with a nonce or the
+ * reported hash raises no violation.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -30,30 +31,46 @@ const STYLESHEET_DELAY_MS = 2000
 interface Served {
   /** When each stylesheet was sent, by run id (ms since the epoch). */
   cssSentAt: Map<string, number>
+  /** Sends a held stylesheet, no sooner than 2 s after it was asked for. */
+  release: Map<string, () => void>
 }
 
 let server: Server
 let origin: string
 let browser: Browser
-const served: Served = { cssSentAt: new Map() }
+const served: Served = { cssSentAt: new Map(), release: new Map() }
+
+/** Lets the stylesheet of `run` go once it has been asked for. */
+async function release(run: string): Promise<void> {
+  while (!served.release.has(run)) await new Promise((r) => setTimeout(r, 10))
+  served.release.get(run)!()
+}
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x')
     if (url.pathname === '/full.css') {
-      setTimeout(() => {
-        served.cssSentAt.set(url.search.slice(1), Date.now())
+      const run = url.search.slice(1)
+      const askedAt = Date.now()
+      const send = (): void => {
+        served.cssSentAt.set(run, Date.now())
         res.writeHead(200, { 'content-type': 'text/css' })
         res.end(FULL)
-      }, STYLESHEET_DELAY_MS)
+      }
+      // The CSP tests do not watch the first paint: theirs go after the delay alone.
+      if (run.startsWith('csp-') || run.startsWith('hash-')) setTimeout(send, STYLESHEET_DELAY_MS)
+      else served.release.set(run, () => setTimeout(send, Math.max(0, askedAt + STYLESHEET_DELAY_MS - Date.now())))
       return
     }
     if (url.pathname === '/page') {
       const run = url.searchParams.get('run') ?? ''
       const preload = (url.searchParams.get('preload') ?? 'body') as PreloadStrategy
       const nonce = url.searchParams.get('nonce') ?? undefined
-      const html = inlineCriticalCss(PAGE.replace('RUN', run), CRITICAL, { preload, ...(nonce ? { nonce } : {}) }).html
-      const csp = url.searchParams.get('csp')
+      // CRLF in the css: the hash must be of the text as the browser reads it.
+      const critical = url.searchParams.has('crlf') ? CRITICAL.replace('{', '{\r\n') : CRITICAL
+      const result = inlineCriticalCss(PAGE.replace('RUN', run), critical, { preload, ...(nonce ? { nonce } : {}) })
+      const html = result.html
+      const csp = url.searchParams.get('csp')?.replace('HASH', `'${result.cspHash}'`)
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...(csp ? { 'content-security-policy': csp } : {}) })
       res.end(html)
       return
@@ -86,8 +103,8 @@ async function firstPaint(page: Page, query: string): Promise<{ paintedAt: numbe
   return { paintedAt, atPaint: await colours(page) }
 }
 
-describe('in Chromium, with the stylesheet held back 2 s', () => {
-  it.concurrent.each(['body', 'media', 'swap'] as const)('%s: paints at once with the critical style, then applies the full stylesheet', async (preload) => {
+describe('in Chromium, with the stylesheet held back', () => {
+  it.concurrent.each(['body', 'media', 'swap'] as const)('%s: paints without it, with the critical style, then applies the full stylesheet', async (preload) => {
     const page = await browser.newPage()
     try {
       const run = `${preload}-${Date.now()}`
@@ -95,6 +112,7 @@ describe('in Chromium, with the stylesheet held back 2 s', () => {
       expect(served.cssSentAt.has(run)).toBe(false)
       expect(atPaint.h1).toBe('rgb(200, 0, 0)')
       expect(atPaint.below).not.toBe('rgb(0, 0, 200)')
+      await release(run)
       await page.waitForFunction(() => getComputedStyle(document.querySelector('.below')!).color === 'rgb(0, 0, 200)', undefined, { timeout: 15_000 })
       expect(paintedAt).toBeLessThan(served.cssSentAt.get(run)!)
     } finally {
@@ -106,7 +124,9 @@ describe('in Chromium, with the stylesheet held back 2 s', () => {
     const page = await browser.newPage()
     try {
       const run = `none-${Date.now()}`
-      const { paintedAt, atPaint } = await firstPaint(page, `preload=none&run=${run}`)
+      const painted = firstPaint(page, `preload=none&run=${run}`)
+      await release(run)
+      const { paintedAt, atPaint } = await painted
       expect(paintedAt).toBeGreaterThanOrEqual(served.cssSentAt.get(run)!)
       expect(atPaint).toEqual({ h1: 'rgb(200, 0, 0)', below: 'rgb(0, 0, 200)' })
     } finally {
@@ -144,6 +164,23 @@ describe("under Content-Security-Policy: style-src 'self' 'nonce-…'", () => {
   it.concurrent('body without the nonce: the inline style is refused (the check above can fail)', async () => {
     const { found } = await violations('preload=body')
     expect(found.some((v) => v.startsWith('style-src'))).toBe(true)
+  })
+
+  it.concurrent('body under a hash-based policy: the reported hash admits the style, CRLF in the css and all', async () => {
+    const policy = encodeURIComponent("default-src 'self'; style-src 'self' HASH; script-src 'none'")
+    const page = await browser.newPage()
+    try {
+      await page.addInitScript(() => {
+        const seen: string[] = []
+        ;(window as unknown as { __violations: string[] }).__violations = seen
+        document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.effectiveDirective} ${event.blockedURI}`))
+      })
+      await page.goto(`${origin}/page?preload=body&crlf=1&csp=${policy}&run=hash-${Date.now()}`, { waitUntil: 'load' })
+      expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([])
+      expect((await colours(page)).h1).toBe('rgb(200, 0, 0)')
+    } finally {
+      await page.close()
+    }
   })
 
   it.concurrent('media: its onload handler is refused by such a policy, which is why body is the default', async () => {

@@ -13,9 +13,9 @@ type Element = DefaultTreeAdapterMap['element']
 const link = fc
   .record({
     tag: fc.constantFrom('link', 'LINK'),
-    rel: fc.constantFrom('stylesheet', 'StyleSheet', 'alternate stylesheet', 'preload', 'icon', ''),
+    rel: fc.constantFrom('stylesheet', 'StyleSheet', 'alternate stylesheet', 'preload', 'preload" as="style', 'icon', '', 'stylesheet\u00a0', '&#115;tylesheet'),
     href: fc.constantFrom('href="/a.css"', "href='/b.css'", 'href=/c.css', 'HREF="/d e.css"', ''),
-    extra: fc.subarray(['media=print', 'media="screen"', 'crossorigin', 'integrity="sha384-x"', 'disabled', 'onload="f()"', 'id=x', 'nonce=n']),
+    extra: fc.subarray(['media=print', 'media="screen"', 'crossorigin', 'integrity="sha384-x"', 'disabled', 'onload="f()"', 'id=x', 'nonce=n', 'blocking=render', 'type=text/less', 'onerror="g()"', 'as=font']),
     end: fc.constantFrom('>', ' />', '/>'),
   })
   .map(({ tag, rel, href, extra, end }) => `<${tag}${rel ? ` rel="${rel}"` : ''} ${href} ${extra.join(' ')}${end}`)
@@ -59,6 +59,18 @@ const token = fc.oneof(
       '<table><tr><td>x</table>',
       '<br/>',
       '</br>',
+      '<script><!--<script>"</script><link rel=stylesheet href=e.css>"--></script>',
+      '<![CDATA[</head>]]>',
+      '</title x=">">',
+      '<svg><path d="">',
+      '</svg>',
+      '<math><mi>',
+      '<select><option>',
+      '<frameset>',
+      '<style/>q{}</style>',
+      '<noscript/>',
+      '<body><link rel=stylesheet href=/body.css>',
+      '<style>r{}</style>',
       '<',
       '>',
       '"',
@@ -92,20 +104,40 @@ const css = fc.oneof(
 
 const strategy = fc.constantFrom<PreloadStrategy>('body', 'media', 'swap', 'none')
 
-function* walk(node: Node): Generator<Element> {
+function* walk(node: Node, templates: boolean): Generator<Element> {
   if ('childNodes' in node) {
     for (const child of node.childNodes) {
       if ('tagName' in child) yield child
       // A template's content is a fragment of its own.
-      if ('content' in child && child.content) yield* walk(child.content as unknown as Node)
-      yield* walk(child)
+      if (templates && 'content' in child && child.content) yield* walk(child.content as unknown as Node, templates)
+      yield* walk(child, templates)
     }
   }
 }
 
-function elements(markup: string): Element[] {
+/** Every element, those in template contents too unless `templates` is false. */
+function elements(markup: string, templates = true): Element[] {
   // A browser's decoder drops the byte-order mark before parsing; parse5 given a string does not.
-  return [...walk(parse(markup.replace(/^\uFEFF/, '')) as unknown as Node)]
+  return [...walk(parse(markup.replace(/^\uFEFF/, '')) as unknown as Node, templates)]
+}
+
+const HTML_NS = 'http://www.w3.org/1999/xhtml'
+
+/** The page's style sources in cascade order: stylesheets that apply (now or on load) and <style>s, not ours. */
+function cascade(markup: string): string[] {
+  const attr = (e: Element, name: string): string | undefined => e.attrs.find((a) => a.name === name)?.value
+  const sources: string[] = []
+  for (const e of elements(markup, false)) {
+    if (e.namespaceURI !== HTML_NS) continue
+    if (e.tagName === 'style' && !e.attrs.some((a) => a.name === 'data-critical-css')) sources.push(`style ${textOf(e)}`)
+    if (e.tagName !== 'link' || !attr(e, 'href')?.trim() || attr(e, 'disabled') !== undefined) continue
+    const type = attr(e, 'type')?.trim().toLowerCase()
+    if (type && type !== 'text/css') continue
+    const rel = (attr(e, 'rel') ?? '').toLowerCase().split(/[\t\n\f\r ]+/)
+    const swapped = rel.includes('preload') && attr(e, 'as')?.toLowerCase() === 'style' && attr(e, 'onload') !== undefined
+    if ((rel.includes('stylesheet') && !rel.includes('alternate')) || swapped) sources.push(`link ${attr(e, 'href')}`)
+  }
+  return sources
 }
 
 function textOf(element: Element): string {
@@ -169,12 +201,12 @@ describe('inlineCriticalCss on generated HTML', () => {
     )
   })
 
-  it("with 'body', each deferred stylesheet parses into the body and its preload into the head", () => {
+  it('each deferred stylesheet is converted in the head, and with body, lands in the body as HTML', () => {
     fc.assert(
-      fc.property(html, css, (input, style) => {
+      fc.property(html, css, strategy, (input, style, preload) => {
         fc.pre(style.trim() !== '')
-        const result = inlineCriticalCss(input, style, { preload: 'body' })
-        const parsed = elements(result.html)
+        const result = inlineCriticalCss(input, style, { preload })
+        const parsed = elements(result.html, false)
         const parentOf = (e: Element): string => (e.parentNode && 'tagName' in e.parentNode ? e.parentNode.tagName : '#')
         const inBody = (e: Element): boolean => {
           for (let node: Node | null = e.parentNode as Node | null; node; node = 'parentNode' in node ? (node.parentNode as Node | null) : null) {
@@ -184,11 +216,28 @@ describe('inlineCriticalCss on generated HTML', () => {
         }
         const attr = (e: Element, name: string): string | undefined => e.attrs.find((a) => a.name === name)?.value
         for (const href of result.deferred) {
-          const links = parsed.filter((e) => e.tagName === 'link' && attr(e, 'href') === href)
-          expect(links.some((e) => attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && parentOf(e) === 'head')).toBe(true)
-          // At the end of the body: inside whatever element is still open there.
-          expect(links.some((e) => /stylesheet/i.test(attr(e, 'rel') ?? '') && inBody(e))).toBe(true)
+          const links = parsed.filter((e) => e.tagName === 'link' && attr(e, 'href') === href && e.namespaceURI === HTML_NS)
+          const inHead = links.filter((e) => parentOf(e) === 'head')
+          if (preload === 'body') {
+            expect(inHead.some((e) => attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && attr(e, 'onload') === undefined)).toBe(true)
+            // At the end of the body, inside whatever element is still open there.
+            expect(links.some((e) => /stylesheet/i.test(attr(e, 'rel') ?? '') && inBody(e))).toBe(true)
+          } else if (preload === 'media') {
+            expect(inHead.some((e) => attr(e, 'media') === 'print' && attr(e, 'onload')?.startsWith('this.media='))).toBe(true)
+          } else {
+            expect(inHead.some((e) => attr(e, 'rel') === 'preload' && attr(e, 'onload') === "this.rel='stylesheet'")).toBe(true)
+          }
         }
+      }),
+      RUNS,
+    )
+  })
+
+  it('keeps the cascade: style sources come in the order they came', () => {
+    fc.assert(
+      fc.property(html, css, strategy, (input, style, preload) => {
+        fc.pre(style.trim() !== '' && !input.includes('data-critical-css'))
+        expect(cascade(inlineCriticalCss(input, style, { preload }).html)).toEqual(cascade(input))
       }),
       RUNS,
     )

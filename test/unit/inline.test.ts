@@ -154,6 +154,69 @@ describe('strategies', () => {
       expected: `<head><style data-critical-css nonce="abc">${CSS}</style><link rel="preload" as="style" href="/a.css" nonce="abc"></head><body><link id="main" rel="stylesheet" href="/a.css"></body>`,
     },
     {
+      name: 'body: the preload leaves the stylesheet its event handlers, so they do not run twice',
+      html: '<head><link rel="stylesheet" href="/a.css" onerror="report()"></head><body></body>',
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><link rel="stylesheet" href="/a.css" onerror="report()"></body>`,
+    },
+    {
+      name: 'body: a stylesheet followed by a <style> stays, so the cascade keeps its order',
+      html: '<head><link rel="stylesheet" href="/a.css"><style>p{}</style><link rel="stylesheet" href="/b.css"></head><body></body>',
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"><style>p{}</style><link rel="preload" as="style" href="/b.css"></head><body><link rel="stylesheet" href="/b.css"></body>`,
+    },
+    {
+      name: 'body: a stylesheet before one its author keeps blocking stays too',
+      html: '<head><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css" blocking="render"></head><body></body>',
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css" blocking="render"></head><body></body>`,
+    },
+    {
+      name: "body: moved stylesheets go before the body's own first stylesheet",
+      html: '<head><link rel="stylesheet" href="/a.css"></head><body><p>x</p><link rel="stylesheet" href="/b.css"><p>y</p></body>',
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><p>x</p><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css"><p>y</p></body>`,
+    },
+    {
+      name: 'body: a body that ends inside <svg> takes no stylesheet (it would be an SVG element)',
+      html: '<head><link rel="stylesheet" href="/a.css"></head><body><svg><path d=""></body>',
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"></head><body><svg><path d=""></body>`,
+    },
+    {
+      name: 'body: inline SVG icons, closed, leave the end of the body plain HTML',
+      html: '<head><link rel="stylesheet" href="/a.css"></head><body><svg><use href="#i"/></svg><svg viewBox="0 0 1 1"><title>t</title><style>c{}</style></svg><p>x</p></body>',
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><svg><use href="#i"/></svg><svg viewBox="0 0 1 1"><title>t</title><style>c{}</style></svg><p>x</p><link rel="stylesheet" href="/a.css"></body>`,
+    },
+    {
+      name: 'body: an unclosed <style> in a MathML <mi> (HTML again) is raw text to the end: no place there',
+      html: '<head><link rel="stylesheet" href="/a.css"></head><body><math><mi><style>p{}</svg>',
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"></head><body><math><mi><style>p{}</svg>`,
+    },
+    {
+      name: 'body: a frameset document has no body to take it',
+      html: '<head><link rel="stylesheet" href="/a.css"></head><frameset><frame src="x"></frameset>',
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"></head><frameset><frame src="x"></frameset>`,
+    },
+    {
+      name: 'body: before a comment the input ends inside',
+      html: '<head><link rel="stylesheet" href="/a.css"></head><p>x<!-- not closed',
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><p>x<link rel="stylesheet" href="/a.css"><!-- not closed`,
+    },
+    {
+      name: 'media and swap leave a link after </head> as it is (a <noscript> there would start the body)',
+      html: '<head></head><link rel="stylesheet" href="/late.css"><body></body>',
+      options: { preload: 'media' },
+      expected: `<head></head>${STYLE}<link rel="stylesheet" href="/late.css"><body></body>`,
+    },
+    {
+      name: 'an empty unquoted value does not swallow the attribute put after it',
+      html: '<head><link rel="stylesheet" href="/a.css" id=></head>',
+      options: { preload: 'media' },
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" id="" media="print" onload="this.media='all'"><noscript><link rel="stylesheet" href="/a.css" id=></noscript></head>`,
+    },
+    {
+      name: "swap: the original's as attribute gives way to as=\"style\"",
+      html: '<head><link rel="stylesheet" as="font" href="/a.css"></head>',
+      options: { preload: 'swap' },
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" as="font" href="/a.css"></noscript></head>`,
+    },
+    {
       name: 'body: without </body>, before </html>',
       html: '<head><link rel="stylesheet" href="/a.css"></head><p>x</p></html>',
       expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><p>x</p><link rel="stylesheet" href="/a.css"></html>`,
@@ -182,6 +245,8 @@ describe('links left alone', () => {
     untouched('already a preload', '<link rel="preload" as="style" href="/a.css">'),
     untouched('without href', '<link rel="stylesheet">'),
     untouched('in a script', '<script>document.write(\'<link rel="stylesheet" href="/a.css">\')</script>'),
+    untouched('of another type', '<link rel="stylesheet" href="/a.less" type="text/less">'),
+    untouched('with a non-ASCII space in rel (not the stylesheet keyword to a browser)', '<link rel="stylesheet\u00a0" href="/a.css">'),
     {
       name: 'with an onload of its own (another loader manages it)',
       html: '<head><link rel="stylesheet" href="/a.css" onload="track()"></head>',
@@ -236,6 +301,34 @@ describe('odd HTML', () => {
       expected: `<head><noscript><p>enable JS</p></noscript>${STYLE}<link rel="stylesheet" href="/a.css"></head>`,
     },
     {
+      name: "a script's <!--<script> escape hides its inner </script>, as in browsers",
+      html: "<head><script><!--\nvar tpl = '<script></script>';\n//--></script><link rel=stylesheet href=a.css></head>",
+      options: { preload: 'none' },
+      expected: `<head><script><!--\nvar tpl = '<script></script>';\n//--></script>${STYLE}<link rel=stylesheet href=a.css></head>`,
+    },
+    {
+      name: '<![CDATA[ outside SVG is a comment that ends at the first >: the "]]>" after it is body text',
+      html: '<head><![CDATA[</head>]]><link rel=stylesheet href=a.css></head>',
+      expected: `<head><![CDATA[</head>${STYLE}]]><link rel=stylesheet href=a.css></head>`,
+    },
+    {
+      name: 'an end tag with ">" in a quoted attribute ends after it',
+      html: '<head><title>t</title x=">"><link rel=stylesheet href=a.css></head>',
+      options: { preload: 'none' },
+      expected: `<head><title>t</title x=">">${STYLE}<link rel=stylesheet href=a.css></head>`,
+    },
+    {
+      name: 'a self-closed <style/> still holds raw text, as in browsers',
+      html: '<head><style/>p{}</style><link rel=stylesheet href=a.css></head>',
+      options: { preload: 'none' },
+      expected: `<head><style/>p{}</style>${STYLE}<link rel=stylesheet href=a.css></head>`,
+    },
+    {
+      name: 'an unclosed <noscript> in a template keeps the template open: the style goes before it',
+      html: '<head><template><noscript></template>',
+      expected: `<head>${STYLE}<template><noscript></template>`,
+    },
+    {
       name: 'text entities in the head end it where they start',
       html: '<head><title>t</title>&amp; more',
       expected: `<head><title>t</title>${STYLE}&amp; more`,
@@ -255,6 +348,10 @@ describe('running again', () => {
     expect(replaced.deferred).toEqual([])
   })
 
+  it('replaces a block written <style data-critical-css/>, which browsers read as open', () => {
+    expect(inlineCriticalCss('<head><style data-critical-css/>old{}</style></head>', CSS).html).toBe(`<head>${STYLE}</head>`)
+  })
+
   it('keeps one block when an earlier run left several', () => {
     const html = `<head>${STYLE}<style data-critical-css>old</style></head>`
     expect(inlineCriticalCss(html, 'new{}').html).toBe('<head><style data-critical-css>new{}</style></head>')
@@ -268,6 +365,20 @@ describe('what the result reports', () => {
     const inlined = 'a{content:"<\\/style>"}'
     expect(result.cspHash).toBe(`sha256-${createHash('sha256').update(inlined).digest('base64')}`)
     expect(result.deferred).toEqual(['/a.css'])
+    expect(result.stillBlocking).toEqual([])
+  })
+
+  it('the CSP hash of the text as a browser reads it: line breaks as LF, NUL as U+FFFD', () => {
+    const result = inlineCriticalCss('<head></head>', 'a{b:c}\r\nd{e:f}\r\0')
+    expect(result.html).toBe('<head><style data-critical-css>a{b:c}\nd{e:f}\n\uFFFD</style></head>')
+    expect(result.cspHash).toBe(`sha256-${createHash('sha256').update('a{b:c}\nd{e:f}\n\uFFFD').digest('base64')}`)
+  })
+
+  it('the stylesheets left blocking, and why not', () => {
+    const html = '<head><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css" onload="x()"></head><body></body>'
+    expect(inlineCriticalCss(html, CSS)).toMatchObject({ deferred: [], stillBlocking: ['/a.css', '/b.css'] })
+    expect(inlineCriticalCss(html, CSS, { preload: 'media' })).toMatchObject({ deferred: ['/a.css'], stillBlocking: ['/b.css'] })
+    expect(inlineCriticalCss(html, CSS, { preload: 'none' })).toMatchObject({ deferred: [], stillBlocking: ['/a.css', '/b.css'] })
   })
 
   it('edits that turn the input into the output and nothing else', () => {
