@@ -388,7 +388,7 @@ class Scanner {
     if (!this.inForeign()) {
       // Raw text the tokenizer reads as markup: a script (its `<!--<script>` escapes), a
       // `<noscript>` (raw text with scripting on), a raw-text element written `<style/>`.
-      if (name === 'script' || name === 'noscript' || (selfClosing && RAW_TEXT.has(name))) this.skipRawText(tag)
+      if (name === 'script' || name === 'noscript' || (selfClosing && RAW_TEXT.has(name))) this.skipRawText(tag, selfClosing)
       else if (RAW_TEXT.has(name)) this.rawText = { name, start: tag.start }
     }
     // A template's content is a document fragment of its own: nothing in it counts.
@@ -461,10 +461,22 @@ class Scanner {
     }
   }
 
-  /** Skips raw text the tokenizer would misread, to just after its end tag; reads on from there. */
-  private skipRawText(tag: SourceTag): void {
-    const close = tag.name === 'script' ? scriptEnd(this.html, tag.end) : rawTextEnd(this.html, tag.end, tag.name)
-    const end = close === -1 ? -1 : endOfTag(this.html, close + 2 + tag.name.length)
+  /**
+   * Raw text the tokenizer may misread. Where it would find the same end by itself (a
+   * script without `<!--<script>` escapes, a `<noscript>` holding no markup), it reads on;
+   * otherwise the scan skips to just after the end tag and reads on from there.
+   */
+  private skipRawText(tag: SourceTag, selfClosing: boolean): void {
+    const html = this.html
+    const close = tag.name === 'script' ? scriptEnd(html, tag.end) : rawTextEnd(html, tag.end, tag.name)
+    if (close !== -1 && !selfClosing) {
+      const tokenizerSees = tag.name === 'script' ? rawTextEnd(html, tag.end, 'script') : html.indexOf('<', tag.end)
+      if (tokenizerSees === close) {
+        this.rawText = { name: tag.name, start: tag.start }
+        return
+      }
+    }
+    const end = close === -1 ? -1 : endOfTag(html, close + 2 + tag.name.length)
     if (end === -1) {
       // Raw text to the end of input: nothing may go after its start.
       this.cut = Math.min(this.cut, tag.start)
