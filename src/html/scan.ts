@@ -141,7 +141,13 @@ class Scanner {
    * where the tokenizer must read markup as foreign content, and where a link would not be
    * an HTML link.
    */
-  private foreign: { name: string; ns: 'svg' | 'math' | 'html' }[] = []
+  private foreign: { name: string; ns: 'svg' | 'math' | 'html'; start: number }[] = []
+  /**
+   * Set where the scan met markup whose tree it does not model (HTML inside SVG, an end tag
+   * that closes foreign content from outside, …): it stopped there, and nothing after that
+   * point is trusted.
+   */
+  private confused = false
   /** Open `<select>` elements in the body, and whether this is a frameset document. */
   private selectDepth = 0
   private frameset = false
@@ -151,7 +157,7 @@ class Scanner {
   private firstBodyStyle: { at: number; plain: boolean } | null = null
   private openCritical: SourceTag | null = null
   private bodyClose: { at: number; plain: boolean } | null = null
-  private htmlCloseStart: number | null = null
+  private htmlClose: { at: number; plain: boolean } | null = null
   /** End of the last complete token. */
   private lastEnd = 0
   /** Where input that ends inside a construct (a tag, a comment, raw text) begins: nothing may go after it. */
@@ -224,7 +230,9 @@ class Scanner {
     if (this.mode === 'in-head') this.endHead(end)
     // Before the body's first stylesheet (the cascade keeps its order), else at its end;
     // nowhere if that place would not take a working link.
-    const place = this.firstBodyStyle ?? this.bodyClose ?? { at: this.htmlCloseStart ?? end, plain: this.plainBody() }
+    // Past a confusing point anything may follow, even a <frameset> that drops the body.
+    if (this.confused) return outline
+    const place = this.firstBodyStyle ?? this.bodyClose ?? this.htmlClose ?? { at: end, plain: this.plainBody() }
     if (!place.plain || this.frameset) return outline
     outline.bodyEnd = place.at
     // A body stylesheet stands in the body; elsewhere, the body must have begun before.
@@ -271,7 +279,7 @@ class Scanner {
         this.tagStart = at(start) - 1
         // In foreign content every name matters: each opens or closes an element of it.
         this.tagName = this.mode === 'in-body' && this.foreign.length === 0 ? bodyTagName(html, at(start), at(endIndex)) : html.slice(at(start), at(endIndex)).toLowerCase()
-        const keep = this.templateDepth === 0 && !this.inForeign() && (this.tagName === 'link' || this.tagName === 'style')
+        const keep = this.inForeign() ? this.tagName === 'font' : this.templateDepth === 0 && (this.tagName === 'link' || this.tagName === 'style')
         this.tag = keep ? { name: this.tagName, start: this.tagStart, end: at(endIndex), attributes: [] } : null
       },
       onattribname: (start, endIndex) => {
@@ -305,7 +313,7 @@ class Scanner {
         this.lastEnd = at(endIndex) + 1
         if (this.mode === 'before-head' && this.outline.html === null) this.outline.headPlace = this.lastEnd
       },
-      oncomment: (_start, endIndex) => this.comment(at(endIndex) + 1),
+      oncomment: (start, endIndex) => this.comment(at(endIndex) + 1, at(start)),
       oncdata: (start, endIndex) => this.cdata(at(start), at(endIndex) + 1),
       onprocessinginstruction: (_start, endIndex) => this.comment(at(endIndex) + 1),
       onend: () => {},
@@ -313,9 +321,17 @@ class Scanner {
     }
   }
 
-  private comment(end: number): void {
-    if (this.ending) this.remnant()
-    else this.lastEnd = end
+  private comment(end: number, start = -1): void {
+    if (!this.ending) {
+      this.lastEnd = end
+      return
+    }
+    // An unterminated `<![CDATA[` outside SVG and MathML is, to a browser, a comment that
+    // ends at the first '>': read on from there.
+    const gt = start >= 0 && !this.inForeign() && this.html.startsWith('[CDATA[', start) ? this.html.indexOf('>', start) : -1
+    if (gt === -1) return this.remnant()
+    this.lastEnd = gt + 1
+    this.resume(gt + 1)
   }
 
   /** Outside SVG and MathML, browsers read `<![CDATA[` as a comment that ends at the first `>`. */
@@ -385,13 +401,25 @@ class Scanner {
   private startTag(tag: SourceTag, selfClosing: boolean): void {
     const { name } = tag
     this.skippedTo = null
-    if (!this.inForeign()) {
-      // Raw text the tokenizer reads as markup: a script (its `<!--<script>` escapes), a
-      // `<noscript>` (raw text with scripting on), a raw-text element written `<style/>`.
-      if (name === 'script' || name === 'noscript' || (selfClosing && RAW_TEXT.has(name))) this.skipRawText(tag, selfClosing)
-      else if (RAW_TEXT.has(name)) this.rawText = { name, start: tag.start }
+    if (this.inForeign()) {
+      // An element of the foreign content, unless a breakout tag ends it and is HTML itself.
+      if (!this.foreignStartTag(tag, selfClosing)) return
+    } else if (this.foreign.length > 0) {
+      // Markup inside an integration point (<foreignObject>, <mi>, …): HTML this scan does not follow.
+      return this.confuse()
     }
-    // A template's content is a document fragment of its own: nothing in it counts.
+    if (name === 'plaintext') {
+      // Nothing ends it, `/>` or not: the rest of the input is its text.
+      this.cut = Math.min(this.cut, tag.start)
+      this.resume(this.html.length)
+      return
+    }
+    // Raw text the tokenizer reads as markup: a script (its `<!--<script>` escapes), a
+    // `<noscript>` (raw text with scripting on), a raw-text element written `<style/>`.
+    if (name === 'script' || name === 'noscript' || (selfClosing && RAW_TEXT.has(name))) this.skipRawText(tag, selfClosing)
+    else if (RAW_TEXT.has(name)) this.rawText = { name, start: tag.start }
+    // A template's content is a document fragment of its own: only what decides how the
+    // rest is read counts there.
     if (name === 'template') {
       if (this.templateDepth === 0) {
         if (this.mode === 'before-head') this.mode = 'in-head'
@@ -400,7 +428,10 @@ class Scanner {
       this.templateDepth++
       return
     }
-    if (this.templateDepth > 0) return
+    if (this.templateDepth > 0) {
+      if (FOREIGN.has(name) && !selfClosing) this.foreign.push({ name, ns: name as 'svg' | 'math', start: tag.start })
+      return
+    }
     switch (this.mode) {
       case 'before-head':
         if (name === 'html') {
@@ -433,28 +464,52 @@ class Scanner {
     }
   }
 
+  /**
+   * A start tag inside SVG or MathML. True when it ends the foreign content (a breakout
+   * tag) and is HTML itself; false when it is an element of the foreign content.
+   */
+  private foreignStartTag(tag: SourceTag, selfClosing: boolean): boolean {
+    const { name } = tag
+    const breakout = BREAKOUT.has(name) && (name !== 'font' || ['color', 'face', 'size'].some((a) => attribute(tag, a)))
+    if (breakout) {
+      while (this.inForeign()) this.foreign.pop()
+      if (this.foreign.length === 0) return true
+      // Back in an integration point's HTML, which this scan does not follow.
+      this.confuse()
+      return false
+    }
+    if (name === 'annotation-xml') {
+      this.confuse()
+      return false
+    }
+    if (!selfClosing) {
+      const top = this.foreign[this.foreign.length - 1]!
+      const ns = top.ns !== 'html' && INTEGRATION_POINTS[top.ns].has(name) ? 'html' : top.ns
+      this.foreign.push({ name, ns, start: tag.start })
+    }
+    return false
+  }
+
+  /** Stops the scan where the outermost foreign content or template that holds the puzzle began. */
+  private confuse(): void {
+    const anchor = this.templateDepth > 0 ? this.templateStart : (this.foreign[0]?.start ?? this.lastEnd)
+    this.cut = Math.min(this.cut, anchor)
+    this.confused = true
+    this.resume(this.html.length)
+  }
+
   /** What the body's start tags tell: its first stylesheet, and whether a link put at its end would load. */
   private inBody(tag: SourceTag, selfClosing: boolean): void {
     if (this.stopped) return
     const { name } = tag
-    if (this.inForeign()) {
-      if (BREAKOUT.has(name)) {
-        // Ends the foreign content it stands in; it is HTML itself.
-        while (this.inForeign()) this.foreign.pop()
-      } else {
-        const top = this.foreign[this.foreign.length - 1]!
-        const ns = top.ns === 'html' ? 'html' : INTEGRATION_POINTS[top.ns].has(name) ? 'html' : FOREIGN.has(name) ? (name as 'svg' | 'math') : top.ns
-        if (!selfClosing) this.foreign.push({ name, ns })
-        return
-      }
-    }
     if (FOREIGN.has(name)) {
-      if (!selfClosing) this.foreign.push({ name, ns: name as 'svg' | 'math' })
+      // Inside a <select>, browsers differ on what SVG becomes.
+      if (this.selectDepth > 0) return this.confuse()
+      if (!selfClosing) this.foreign.push({ name, ns: name as 'svg' | 'math', start: tag.start })
       return
     }
-    // Inside an integration point: HTML, but no place for what this scan looks for.
-    if (this.foreign.length > 0) return
-    if (name === 'select' && !selfClosing) this.selectDepth++
+    // `<select/>` opens a select all the same: browsers ignore the slash.
+    if (name === 'select') this.selectDepth++
     else if (name === 'frameset') this.frameset = true
     else if (name === 'style' || (name === 'link' && loadsStyles(tag))) {
       this.firstBodyStyle ??= { at: tag.start, plain: this.plainBody() }
@@ -492,7 +547,8 @@ class Scanner {
 
   private closeTag(nameStart: number, nameEnd: number): void {
     const html = this.html
-    const name = this.mode === 'in-body' && this.rawText === null ? bodyTagName(html, nameStart, nameEnd) : html.slice(nameStart, nameEnd).toLowerCase()
+    const name =
+      this.mode === 'in-body' && this.rawText === null && this.foreign.length === 0 ? bodyTagName(html, nameStart, nameEnd) : html.slice(nameStart, nameEnd).toLowerCase()
     // The tokenizer ends an end tag at its first '>'; browsers skip quoted attribute values.
     const seen = html.indexOf('>', nameEnd) + 1 || html.length
     const end = endOfTag(html, nameEnd)
@@ -516,6 +572,7 @@ class Scanner {
       }
       return
     }
+    if (this.foreign.length > 0 && this.foreignEndTag(name)) return
     if (name === 'template') {
       if (this.templateDepth > 0) this.templateDepth--
       return
@@ -532,23 +589,25 @@ class Scanner {
       if (name === 'body' || name === 'html' || name === 'br') this.bodyContent(start, name === 'br')
       else return
     }
-    if (this.foreign.length > 0 && this.foreignEndTag(name)) return
     if (name === 'select') {
       if (this.selectDepth > 0) this.selectDepth--
     } else if (name === 'body' && this.bodyClose === null) {
       this.bodyClose = { at: start, plain: this.plainBody() }
-    } else if (name === 'html' && this.htmlCloseStart === null) {
-      this.htmlCloseStart = start
+    } else if (name === 'html' && this.htmlClose === null) {
+      this.htmlClose = { at: start, plain: this.plainBody() }
     }
   }
 
-  /** An end tag in or around foreign content: true when it closed an element of it. */
+  /**
+   * An end tag in or around foreign content: true when it closed an element of it (or left
+   * the scan confused); false when it is an HTML end tag to handle as such.
+   */
   private foreignEndTag(name: string): boolean {
     const frames = this.foreign
     const top = frames[frames.length - 1]!
     if (top.ns === 'html') {
-      if (name !== top.name) return false
-      frames.pop()
+      if (name === top.name) frames.pop()
+      else this.confuse()
       return true
     }
     for (let i = frames.length - 1; i >= 0 && frames[i]!.ns !== 'html'; i--) {
@@ -557,9 +616,16 @@ class Scanner {
         return true
       }
     }
-    // </br> and </p> end foreign content as their start tags do.
-    if (name === 'br' || name === 'p') while (this.inForeign()) frames.pop()
-    return false
+    // </br> and </p> end foreign content as their start tags do; any other HTML end tag may
+    // close it from outside, which this scan cannot tell.
+    if (name !== 'br' && name !== 'p') {
+      this.confuse()
+      return true
+    }
+    while (this.inForeign()) frames.pop()
+    if (frames.length === 0) return false
+    this.confuse()
+    return true
   }
 
   private text(start: number, content: string): void {
