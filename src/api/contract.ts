@@ -204,14 +204,14 @@ function pathToString(path: readonly PropertyKey[]): string {
   return out
 }
 
-function valueAt(root: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } {
+function isMissing(root: unknown, path: readonly PropertyKey[]): boolean {
   let value: unknown = root
   for (const key of path) {
-    if (value === null || typeof value !== 'object') return { found: false, value: undefined }
+    if (value === null || typeof value !== 'object') return true
     value = (value as Record<PropertyKey, unknown>)[key]
-    if (value === undefined) return { found: false, value: undefined }
+    if (value === undefined) return true
   }
-  return { found: true, value }
+  return false
 }
 
 function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
@@ -220,8 +220,7 @@ function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string)
   const issue = result.error.issues[0]
   if (!issue) throw new ContractViolation(what, '', 'is not valid')
   const field = pathToString(issue.path)
-  const at = valueAt(input, issue.path)
-  if (!at.found && issue.path.length > 0) throw new ContractViolation(what, field, 'is missing')
+  if (issue.path.length > 0 && isMissing(input, issue.path)) throw new ContractViolation(what, field, 'is missing')
   if (issue.path.length === 0 && (input === null || typeof input !== 'object')) {
     throw new ContractViolation(what, '', `expected a JSON object, got ${input === null ? 'null' : typeof input}`)
   }

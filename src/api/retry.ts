@@ -38,18 +38,13 @@ export const realSleep: Sleep = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 
-export interface BackoffPolicy {
-  /** First backoff ceiling; doubles per attempt. */
-  baseMs: number
-  /** Largest backoff ceiling. */
-  capMs: number
-}
-
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1000, capMs: 60_000 }
+/** First backoff ceiling, doubling per attempt up to the cap. */
+const BACKOFF_BASE_MS = 1000
+const BACKOFF_CAP_MS = 60_000
 
 /** Full jitter: a uniform wait between 0 and min(cap, base·2^attempt). */
-export function backoffDelay(attempt: number, random: () => number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
-  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(attempt, 30))
+export function backoffDelay(attempt: number, random: () => number): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(attempt, 30))
   return Math.floor(random() * ceiling)
 }
 
@@ -107,14 +102,13 @@ export interface RetryContext {
   /** Absolute time (by `now`) after which nothing is attempted; undefined = no deadline. */
   deadline?: number | undefined
   signal?: AbortSignal | undefined
-  backoff?: BackoffPolicy
   /** What is being attempted, for the TimeoutError's message. */
   describe: string
   onRetry?: (info: { attempt: number; waitMs: number; error: CriticalCssError }) => void
 }
 
 /** Waits `ms`, but never past `deadline`: fails with a TimeoutError instead of sleeping uselessly. */
-export async function waitWithin(ms: number, context: Pick<RetryContext, 'sleep' | 'now' | 'deadline' | 'signal' | 'describe'>, cause?: unknown): Promise<void> {
+async function waitWithin(ms: number, context: Pick<RetryContext, 'sleep' | 'now' | 'deadline' | 'signal' | 'describe'>, cause?: unknown): Promise<void> {
   context.signal?.throwIfAborted()
   if (context.deadline !== undefined && context.now() + ms > context.deadline) {
     const reason = cause instanceof CriticalCssError ? ` (last error: ${cause.message})` : ''
@@ -156,7 +150,7 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, context
       if (pacedByService) rateLimits++
       else faults++
       if (faults > context.maxRetries || rateLimits > MAX_PACED_RETRIES) throw error
-      const waitMs = given ?? backoffDelay(backoffs++, context.random, context.backoff)
+      const waitMs = given ?? backoffDelay(backoffs++, context.random)
       context.onRetry?.({ attempt: n + 1, waitMs, error })
       await waitWithin(waitMs, context, error)
     }

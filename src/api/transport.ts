@@ -44,7 +44,7 @@ export function createAgent(): Agent {
 }
 
 /** The system or undici error code of a failed exchange (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
-export function errorCode(error: unknown): string {
+function errorCode(error: unknown): string {
   const seen = new Set<unknown>()
   let current: unknown = error
   while (current && typeof current === 'object' && !seen.has(current)) {

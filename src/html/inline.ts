@@ -70,7 +70,7 @@ export function neutraliseCss(css: string): string {
   return css.replace(/\r\n?/g, '\n').replace(/\0/g, '\uFFFD').replace(STYLE_END, '<\\/$1')
 }
 
-export function cspHashOf(styleText: string): string {
+function cspHashOf(styleText: string): string {
   return `sha256-${createHash('sha256').update(styleText, 'utf8').digest('base64')}`
 }
 

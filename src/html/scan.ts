@@ -31,10 +31,6 @@ export interface SourceTag {
 }
 
 export interface HtmlOutline {
-  /** The explicit `<html>` start tag. */
-  html: SourceTag | null
-  /** The first explicit `<head>` start tag. */
-  head: SourceTag | null
   /**
    * Where the head's content ends: `</head>`, the token that implied its end, or the end
    * of input. Null when the document has no head at all, not even an implied one.
@@ -131,6 +127,8 @@ export function scanHtml(html: string, options: ScanOptions = {}): HtmlOutline {
 class Scanner {
   private readonly outline: HtmlOutline
   private mode: Mode = 'before-head'
+  /** An explicit `<html>` start tag came: a missing head goes after it, not after the doctype. */
+  private sawHtml = false
   /** The raw-text element the tokenizer is in, and where its start tag began. */
   private rawText: { name: string; start: number } | null = null
   private templateDepth = 0
@@ -190,8 +188,6 @@ class Scanner {
     private readonly options: ScanOptions,
   ) {
     this.outline = {
-      html: null,
-      head: null,
       headEnd: null,
       headPlace: html.charCodeAt(0) === 0xfeff ? 1 : 0,
       headLinks: [],
@@ -214,10 +210,7 @@ class Scanner {
       from = this.resumeAt
       this.lastEnd = from
     }
-    if (this.stopped) {
-      outline.bodyOpened = true
-      return outline
-    }
+    if (this.stopped) return outline
     const none = Number.POSITIVE_INFINITY
     const end = Math.min(
       this.lastEnd,
@@ -228,10 +221,10 @@ class Scanner {
       html.length,
     )
     if (this.mode === 'in-head') this.endHead(end)
-    // Before the body's first stylesheet (the cascade keeps its order), else at its end;
-    // nowhere if that place would not take a working link.
     // Past a confusing point anything may follow, even a <frameset> that drops the body.
     if (this.confused) return outline
+    // Before the body's first stylesheet (the cascade keeps its order), else at its end;
+    // nowhere if that place would not take a working link.
     const place = this.firstBodyStyle ?? this.bodyClose ?? this.htmlClose ?? { at: end, plain: this.plainBody() }
     if (!place.plain || this.frameset) return outline
     outline.bodyEnd = place.at
@@ -311,7 +304,7 @@ class Scanner {
       ontextentity: () => {},
       ondeclaration: (_start, endIndex) => {
         this.lastEnd = at(endIndex) + 1
-        if (this.mode === 'before-head' && this.outline.html === null) this.outline.headPlace = this.lastEnd
+        if (this.mode === 'before-head' && !this.sawHtml) this.outline.headPlace = this.lastEnd
       },
       oncomment: (start, endIndex) => this.comment(at(endIndex) + 1, at(start)),
       oncdata: (start, endIndex) => this.cdata(at(start), at(endIndex) + 1),
@@ -435,28 +428,22 @@ class Scanner {
     switch (this.mode) {
       case 'before-head':
         if (name === 'html') {
-          this.outline.html ??= tag
+          this.sawHtml = true
           this.outline.headPlace = tag.end
         } else if (name === 'head') {
-          this.outline.head = tag
           this.mode = 'in-head'
         } else if (HEAD_CONTENT.has(name)) {
           this.mode = 'in-head'
           this.inHead(tag)
         } else {
-          this.bodyContent(tag.start)
-          this.inBody(tag, selfClosing)
+          this.enterBody(tag, selfClosing)
         }
         return
       case 'in-head':
       case 'after-head':
         if (name === 'head' || name === 'html') return
-        if ((this.mode === 'in-head' ? HEAD_CONTENT : AFTER_HEAD_CONTENT).has(name)) {
-          this.inHead(tag)
-        } else {
-          this.bodyContent(tag.start)
-          this.inBody(tag, selfClosing)
-        }
+        if ((this.mode === 'in-head' ? HEAD_CONTENT : AFTER_HEAD_CONTENT).has(name)) this.inHead(tag)
+        else this.enterBody(tag, selfClosing)
         return
       case 'in-body':
         this.inBody(tag, selfClosing)
@@ -496,6 +483,12 @@ class Scanner {
     this.cut = Math.min(this.cut, anchor)
     this.confused = true
     this.resume(this.html.length)
+  }
+
+  /** A start tag that begins the body. */
+  private enterBody(tag: SourceTag, selfClosing: boolean): void {
+    this.bodyContent(tag.start)
+    this.inBody(tag, selfClosing)
   }
 
   /** What the body's start tags tell: its first stylesheet, and whether a link put at its end would load. */

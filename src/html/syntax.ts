@@ -23,11 +23,6 @@ export function isHtmlWhitespace(code: number): boolean {
   return code === TAB || code === LF || code === FF || code === CR || code === SPACE
 }
 
-export function isWhitespace(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (!isHtmlWhitespace(text.charCodeAt(i))) return false
-  return true
-}
-
 /** Trims ASCII whitespace only: browsers do not trim U+00A0 and the like from attribute values. */
 export function asciiTrim(text: string): string {
   let start = 0
