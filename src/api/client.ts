@@ -310,13 +310,18 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
     return settleWithin(usageBeforeGenerate, { ...requestOptions, now, sleep, describe: `GET ${API_PATHS.usage}` })
   }
 
-  /** Fails at once for a client that was closed, a signal already aborted or a deadline already passed. */
-  function checkStart(requestOptions: RequestOptions, describe: string): void {
+  /**
+   * A public call's signal and checked deadline; fails at once for a client that was
+   * closed, a signal already aborted or a deadline already passed.
+   */
+  function start(requestOptions: RequestOptions, describe: string): { signal: AbortSignal | undefined; deadline: number | undefined } {
+    const scope = { signal: requestOptions.signal, deadline: checkDeadline(requestOptions.deadline) }
     if (closed.signal.aborted) throw closed.signal.reason
-    requestOptions.signal?.throwIfAborted()
-    if (requestOptions.deadline !== undefined && now() >= requestOptions.deadline) {
+    scope.signal?.throwIfAborted()
+    if (scope.deadline !== undefined && now() >= scope.deadline) {
       throw new TimeoutError(`Gave up on ${describe}: the deadline had passed before it started`, { status: null, code: 'timeout' })
     }
+    return scope
   }
 
   async function jobDataCall(id: string, extra: { ticket?: Ticket | undefined; priority: Priority; signal?: AbortSignal | undefined; deadline?: number | undefined }): Promise<Answered<JobData>> {
@@ -364,8 +369,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
       if (viewportProblem) throw new TypeError(`generate(): ${viewportProblem}.`)
       const key = generateOptions.idempotencyKey ?? `ucc_${randomUUID()}`
       if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new TypeError('generate(): idempotencyKey must be 1–255 printable ASCII characters.')
-      const requestOptions = { signal: generateOptions.signal, deadline: checkDeadline(generateOptions.deadline) }
-      checkStart(requestOptions, `POST ${API_PATHS.generate}`)
+      const requestOptions = start(generateOptions, `POST ${API_PATHS.generate}`)
       await learnPace(requestOptions)
       const body = generateOptions.viewports ? { url, viewports: generateOptions.viewports } : { url }
       // Every attempt of this call carries the same key, so a retry after a lost answer
@@ -387,8 +391,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
 
     async jobData(id, requestOptions = {}) {
       checkJobId(id, 'jobData')
-      const scope = { signal: requestOptions.signal, deadline: checkDeadline(requestOptions.deadline) }
-      checkStart(scope, 'GET /api/critical-css/job/…/data')
+      const scope = start(requestOptions, 'GET /api/critical-css/job/…/data')
       return (await jobDataCall(id, { priority: PRIORITY.normal, ...scope })).value
     },
 
@@ -405,8 +408,7 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
         params.set('status', query.status)
       }
       const search = params.size > 0 ? `?${params}` : ''
-      const scope = { signal: requestOptions.signal, deadline: checkDeadline(requestOptions.deadline) }
-      checkStart(scope, `GET ${API_PATHS.jobs}`)
+      const scope = start(requestOptions, `GET ${API_PATHS.jobs}`)
       const { value } = await call({
         method: 'GET',
         path: API_PATHS.jobs + search,
@@ -419,15 +421,12 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
     },
 
     async usage(requestOptions = {}) {
-      const scope = { signal: requestOptions.signal, deadline: checkDeadline(requestOptions.deadline) }
-      checkStart(scope, `GET ${API_PATHS.usage}`)
-      return readUsage(scope)
+      return readUsage(start(requestOptions, `GET ${API_PATHS.usage}`))
     },
 
     async waitForCss(jobOrId, waitOptions = {}) {
-      const scope = { signal: waitOptions.signal, deadline: checkDeadline(waitOptions.deadline) }
       if (typeof jobOrId === 'string') checkJobId(jobOrId, 'waitForCss')
-      checkStart(scope, 'waiting for the critical CSS')
+      const scope = start(waitOptions, 'waiting for the critical CSS')
       if (typeof jobOrId === 'string') {
         return watcher.watch({ id: jobOrId, url: '', status: 'unknown' }, { firstCheckAt: now(), ...scope })
       }
@@ -479,18 +478,16 @@ async function settleWithin<T>(
 ): Promise<T> {
   if (!scope.signal && scope.deadline === undefined) return promise
   scope.signal?.throwIfAborted()
-  // A signal of its own: many calls sharing the caller's one must not pile listeners on it.
-  const signal = scope.signal ? AbortSignal.any([scope.signal]) : undefined
-  const stop = new AbortController()
-  const onAbort = (): void => stop.abort()
-  signal?.addEventListener('abort', onAbort, { once: true })
   const limits: Promise<never>[] = []
-  if (signal) {
-    limits.push(new Promise<never>((_, reject) => stop.signal.addEventListener('abort', () => signal.aborted && reject(signal.reason), { once: true })))
+  if (scope.signal) {
+    // A signal of its own: many calls sharing the caller's one must not pile listeners on it.
+    const signal = AbortSignal.any([scope.signal])
+    limits.push(new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })))
   }
+  const timer = new AbortController()
   if (scope.deadline !== undefined) {
     limits.push(
-      scope.sleep(Math.max(0, scope.deadline - scope.now()), stop.signal).then(() => {
+      scope.sleep(Math.max(0, scope.deadline - scope.now()), timer.signal).then(() => {
         throw new TimeoutError(`Gave up on ${scope.describe}: the deadline passed before it answered`, { status: null, code: 'timeout' })
       }),
     )
@@ -498,8 +495,7 @@ async function settleWithin<T>(
   try {
     return await Promise.race([promise, ...limits])
   } finally {
-    stop.abort()
-    signal?.removeEventListener('abort', onAbort)
+    timer.abort()
   }
 }
 

@@ -172,7 +172,8 @@ const usageWire = z.object({
   }),
 })
 
-const jobsListWire = z.object({ jobs: z.array(jobWire) })
+/** Entries are parsed one by one (see parseJobsListEntries). */
+const jobsListWire = z.object({ jobs: z.array(z.unknown()) })
 
 const errorBodyWire = z.object({ error: z.object({ code: z.string(), message: z.string() }) })
 
@@ -278,7 +279,12 @@ function usageFromWire(wire: UsageWire): Usage {
 export const parseJob = (input: unknown): Job => jobFromWire(parseWith(jobWire, input, 'job'))
 export const parseJobData = (input: unknown): JobData => jobDataFromWire(parseWith(jobDataWire, input, 'job data'))
 export const parseUsage = (input: unknown): Usage => usageFromWire(parseWith(usageWire, input, 'usage'))
-export const parseJobsList = (input: unknown): Job[] => parseWith(jobsListWire, input, 'job list').jobs.map(jobFromWire)
+/** A job list; the first entry that breaks the contract fails all of it. */
+export function parseJobsList(input: unknown): Job[] {
+  const { jobs, invalid } = parseJobsListEntries(input)
+  if (invalid[0]) throw invalid[0].violation
+  return jobs
+}
 
 export interface JobsListEntries {
   jobs: Job[]
@@ -291,7 +297,7 @@ export interface JobsListEntries {
  * wait, not every wait whose state came in the same answer.
  */
 export function parseJobsListEntries(input: unknown): JobsListEntries {
-  const list = parseWith(z.object({ jobs: z.array(z.unknown()) }), input, 'job list')
+  const list = parseWith(jobsListWire, input, 'job list')
   const result: JobsListEntries = { jobs: [], invalid: [] }
   list.jobs.forEach((entry, index) => {
     try {

@@ -46,9 +46,8 @@ export class NotFoundError extends CriticalCssError {
   override name = 'NotFoundError'
 }
 
-/** 429: over the plan's request rate. `retryAfterMs` is the wait the service gave, or null when it gave none. */
-export class RateLimitedError extends CriticalCssError {
-  override name = 'RateLimitedError'
+/** An answer that may say when to come back: `retryAfterMs` is the wait the service gave, or null. */
+export abstract class WaitingAnswerError extends CriticalCssError {
   constructor(
     message: string,
     details: CriticalCssErrorDetails,
@@ -58,16 +57,14 @@ export class RateLimitedError extends CriticalCssError {
   }
 }
 
-/** 5xx: a fault of the service. 502, 503 and 504 are retried; `retryAfterMs` as the service gave it. */
-export class ServerError extends CriticalCssError {
+/** 429: over the plan's request rate. */
+export class RateLimitedError extends WaitingAnswerError {
+  override name = 'RateLimitedError'
+}
+
+/** 5xx: a fault of the service. 502, 503 and 504 are retried. */
+export class ServerError extends WaitingAnswerError {
   override name = 'ServerError'
-  constructor(
-    message: string,
-    details: CriticalCssErrorDetails,
-    readonly retryAfterMs: number | null,
-  ) {
-    super(message, details)
-  }
 }
 
 /** Any other answer the contract does not expect for the request (405, 413, …). */

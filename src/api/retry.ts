@@ -4,7 +4,7 @@
  * one, else exponential backoff with full jitter. Every wait is abortable and bounded by
  * the caller's deadline: a wait that would end past it fails at once with a TimeoutError.
  */
-import { CriticalCssError, NetworkError, RateLimitedError, ServerError, TimeoutError, formatSeconds } from './errors.ts'
+import { CriticalCssError, NetworkError, RateLimitedError, TimeoutError, WaitingAnswerError, formatSeconds } from './errors.ts'
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>
 export type Now = () => number
@@ -83,9 +83,7 @@ const RETRYABLE_NETWORK_CODES = new Set([
 ])
 
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof RateLimitedError || error instanceof ServerError) {
-    return error.status !== null && RETRYABLE_STATUSES.has(error.status)
-  }
+  if (error instanceof WaitingAnswerError) return error.status !== null && RETRYABLE_STATUSES.has(error.status)
   if (error instanceof NetworkError) return RETRYABLE_NETWORK_CODES.has(error.code)
   return false
 }
@@ -143,7 +141,7 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, context
       return await attempt(n)
     } catch (error) {
       if (!(error instanceof CriticalCssError) || !isRetryable(error)) throw error
-      const given = error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : null
+      const given = error instanceof WaitingAnswerError ? error.retryAfterMs : null
       // A 429 that says when to come back is the service pacing us, not a fault: it is
       // retried for as long as the deadline allows (bounded without a deadline).
       const pacedByService = error instanceof RateLimitedError && given !== null && context.deadline !== undefined
