@@ -11,6 +11,7 @@ import { Tokenizer } from 'htmlparser2'
 import BeastiesExport from 'beasties'
 import { inline as inlineCritical } from 'inline-critical'
 import { inlineCriticalCss } from '../src/html/inline.ts'
+import { applyEdits } from '../test/fixtures/edits.ts'
 import { CSS, STYLESHEET, UNUSED_CSS, page } from './pages.ts'
 
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 3000)
@@ -97,13 +98,7 @@ for (const [label, size] of [
   const ours = await measure(() => inlineCriticalCss(html, CSS), bytes)
   const oursMedia = await measure(() => inlineCriticalCss(html, CSS, { preload: 'media' }), bytes)
   const ourOutput = inlineCriticalCss(html, CSS)
-  let rebuilt = ''
-  let at = 0
-  for (const edit of ourOutput.edits) {
-    rebuilt += html.slice(at, edit.start) + edit.text
-    at = edit.end
-  }
-  const oursExact = rebuilt + html.slice(at) === ourOutput.html
+  const oursExact = applyEdits(html, ourOutput.edits) === ourOutput.html
 
   const inlineCriticalResult = await measure(() => inlineCritical(html, CSS), bytes)
   let inlineCriticalKept = 'n/a'

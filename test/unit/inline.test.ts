@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { inlineCriticalCss, type InlineOptions } from '../../src/html/inline.ts'
+import { applyEdits } from '../fixtures/edits.ts'
 
 const CSS = 'h1{color:red}'
 const STYLE = `<style data-critical-css>${CSS}</style>`
@@ -383,13 +384,7 @@ describe('what the result reports', () => {
 
   it('edits that turn the input into the output and nothing else', () => {
     const result = inlineCriticalCss(PAGE, CSS)
-    let rebuilt = ''
-    let at = 0
-    for (const edit of result.edits) {
-      rebuilt += PAGE.slice(at, edit.start) + edit.text
-      at = edit.end
-    }
-    expect(rebuilt + PAGE.slice(at)).toBe(result.html)
+    expect(applyEdits(PAGE, result.edits)).toBe(result.html)
   })
 })
 
