@@ -10,7 +10,7 @@
  *
  *   npm run bench:requests
  */
-import { createClient, isJobData } from '../src/client.ts'
+import { createClient } from '../src/client.ts'
 import { startFakeService, type Plan } from '../test/fixtures/fake-service.ts'
 
 const PAGES = 20

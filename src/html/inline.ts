@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import MagicString from 'magic-string'
-import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
+import { CRITICAL_STYLE_ATTRIBUTE, attribute, isSwapPreload, scanHtml, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
 import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 
 /**
@@ -88,11 +88,6 @@ function applies(tag: SourceTag): boolean {
   // A sheet of another type is never applied.
   const type = value(tag, 'type')
   return type === undefined || type === '' || type === 'text/css'
-}
-
-/** A page's own async stylesheet (`rel=preload as=style onload=…`, the swap pattern): it joins the cascade where it stands. */
-function becomesStylesheet(tag: SourceTag): boolean {
-  return asciiTokens(value(tag, 'rel') ?? '').includes('preload') && value(tag, 'as') === 'style' && attribute(tag, 'onload') !== undefined
 }
 
 /** A stylesheet link that holds up first paint. */
@@ -189,9 +184,9 @@ function rewritable(outline: HtmlOutline, blocking: SourceTag[], strategy: Exclu
   }
   if (outline.bodyEnd === null) return []
   const movable = new Set(blocking.filter(convertible))
-  const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || becomesStylesheet(link)) && !movable.has(link))]
+  const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || isSwapPreload(link)) && !movable.has(link))]
   const lastFixed = Math.max(-1, ...fixed.map((tag) => tag.start))
-  return blocking.filter((link) => convertible(link) && link.start > lastFixed)
+  return [...movable].filter((link) => link.start > lastFixed)
 }
 
 function checkInput(html: unknown, css: unknown, options: InlineOptions): { strategy: PreloadStrategy; nonce: string | undefined } {

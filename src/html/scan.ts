@@ -8,7 +8,7 @@
  */
 import { decodeHTMLAttribute } from 'entities'
 import { Tokenizer } from 'htmlparser2'
-import { asciiLowercase, asciiTokens, endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd } from './syntax.ts'
+import { asciiLowercase, asciiTokens, asciiTrim, endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd } from './syntax.ts'
 
 
 export interface SourceAttribute {
@@ -105,11 +105,15 @@ export function attribute(tag: SourceTag, name: string): SourceAttribute | undef
   return tag.attributes.find((a) => a.name === name)
 }
 
-/** A link that is, or will become (`rel=preload as=style onload=…`, the swap pattern), a stylesheet where it stands. */
-function loadsStyles(tag: SourceTag): boolean {
+/** A page's own async stylesheet (`rel=preload as=style onload=…`, the swap pattern): it joins the cascade where it stands. */
+export function isSwapPreload(tag: SourceTag): boolean {
   const rel = asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? ''))
-  if (rel.includes('stylesheet')) return true
-  return rel.includes('preload') && asciiLowercase(attribute(tag, 'as')?.value ?? '') === 'style' && attribute(tag, 'onload') !== undefined
+  return rel.includes('preload') && asciiLowercase(asciiTrim(attribute(tag, 'as')?.value ?? '')) === 'style' && attribute(tag, 'onload') !== undefined
+}
+
+/** A link that is, or will become, a stylesheet where it stands. */
+function loadsStyles(tag: SourceTag): boolean {
+  return asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('stylesheet') || isSwapPreload(tag)
 }
 
 export interface ScanOptions {
