@@ -92,7 +92,6 @@ export class Pacer {
   private blockedUntil = 0
   private seq = 0
   private granted = 0
-  private inFlight = 0
   /** Grant sequence of the answer that last corrected the model. */
   private correctedBy = -1
   /** The last answer's headers while probing, applied once the limit is known. */
@@ -180,13 +179,11 @@ export class Pacer {
     const entry: Entry = { seq: this.granted++, grantedAt: this.clock.now(), expiresAt: Number.POSITIVE_INFINITY }
     // Entries are kept whatever the limit, so a limit learnt later sees the requests already sent.
     this.entries.push(entry)
-    this.inFlight++
     let released = false
     waiter.resolve({
       release: (outcome) => {
         if (released) return
         released = true
-        this.inFlight--
         const now = this.clock.now()
         const limit = this.limit
         const windowMs = limit === 'probing' ? UNKNOWN_WINDOW_MS : limit.windowMs
@@ -261,7 +258,8 @@ export class Pacer {
     if (now < this.blockedUntil) return this.blockedUntil - now
     this.entries = this.entries.filter((e) => e.expiresAt > now)
     const limit = this.limit
-    if (limit === 'probing') return this.inFlight === 0 ? 0 : null
+    // An entry still in flight has no release time yet.
+    if (limit === 'probing') return this.entries.some((e) => e.expiresAt === Number.POSITIVE_INFINITY) ? null : 0
     if (limit.requests === null || this.entries.length < limit.requests) return 0
     const nextExpiry = Math.min(...this.entries.map((e) => e.expiresAt))
     return Number.isFinite(nextExpiry) ? nextExpiry - now : null

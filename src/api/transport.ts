@@ -32,7 +32,7 @@ export interface Exchange {
 }
 
 /** Answers bigger than this are refused: critical CSS is kilobytes, not gigabytes. */
-export const MAX_ANSWER_BYTES = 32 * 1024 * 1024
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024
 
 export function createAgent(): Agent {
   return new Agent({
