@@ -96,7 +96,7 @@ export type GenerateResult = Job | JobData
 export interface CriticalCssClient {
   /** The service's base URL, without credentials. */
   readonly baseUrl: string
-  /** Starts a job for `url`. Reads `usage()` once before the first generate, to learn the pace. */
+  /** Starts a job for `url`. Reads `usage()` once before the first generate, to learn the pace, unless the caller read it already. */
   generate(url: string, options?: GenerateOptions): Promise<GenerateResult>
   /** The job's current data (its CSS when done). */
   jobData(id: string, options?: RequestOptions): Promise<JobData>
@@ -421,7 +421,10 @@ export function createClient(options: CreateClientOptions): CriticalCssClient {
     },
 
     async usage(requestOptions = {}) {
-      return readUsage(start(requestOptions, `GET ${API_PATHS.usage}`))
+      const value = await readUsage(start(requestOptions, `GET ${API_PATHS.usage}`))
+      // The caller's read already taught the pace: the first generate need not read it again.
+      usageBeforeGenerate ??= Promise.resolve()
+      return value
     },
 
     async waitForCss(jobOrId, waitOptions = {}) {

@@ -106,6 +106,14 @@ describe('answers and errors', () => {
     expect(fake.requests.length).toBe(before)
   })
 
+  it('a usage read by the caller spares the read before the first generate', async () => {
+    const { fake, client } = await setup({ fake: { behaviour: () => ({ instant: true }) } })
+    await client.usage()
+    await client.generate(PAGE)
+    await client.generate(`${PAGE}/2`)
+    expect(fake.count({ path: '/api/critical-css/usage' })).toBe(1)
+  })
+
   it('ignores fields the contract does not name', async () => {
     const { client } = await setup({ fake: { extraFields: true, behaviour: () => ({ statuses: ['processing', 'done'] }) } })
     const data = await generateAndWait(client)
