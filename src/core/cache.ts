@@ -1,0 +1,80 @@
+/**
+ * Results kept across builds: one JSON file per (service, page, viewports), written
+ * atomically (temp file + rename) so a crash or a parallel build never leaves half a file.
+ * A file that cannot be read or parsed is a miss, never an error.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { z } from 'zod'
+import type { Viewport } from '../api/contract.ts'
+
+const FORMAT = 1
+
+export interface CacheKeyParts {
+  /** Service address without credentials. */
+  service: string
+  url: string
+  viewports: readonly Viewport[]
+}
+
+export interface CachedResult {
+  css: string
+  /** ms since the epoch. */
+  createdAt: number
+}
+
+const entrySchema = z.object({
+  format: z.literal(FORMAT),
+  key: z.string(),
+  css: z.string(),
+  createdAt: z.number(),
+})
+
+export function cacheKey(parts: CacheKeyParts): string {
+  const viewports = parts.viewports.map((viewport) => [viewport.width, viewport.height])
+  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports])).digest('hex')
+}
+
+export interface ResultCache {
+  /** The result stored under `key`, if there is one younger than the ttl. */
+  get(key: string): Promise<CachedResult | null>
+  set(key: string, css: string): Promise<void>
+}
+
+export function createResultCache(options: { dir: string; ttlMs: number; now?: () => number }): ResultCache {
+  const now = options.now ?? Date.now
+  const fileOf = (key: string): string => join(options.dir, `${key}.json`)
+  return {
+    async get(key) {
+      let text: string
+      try {
+        text = await readFile(fileOf(key), 'utf8')
+      } catch {
+        return null
+      }
+      let entry: z.infer<typeof entrySchema>
+      try {
+        entry = entrySchema.parse(JSON.parse(text))
+      } catch {
+        return null
+      }
+      const age = now() - entry.createdAt
+      if (entry.key !== key || age < 0 || age >= options.ttlMs) return null
+      return { css: entry.css, createdAt: entry.createdAt }
+    },
+    async set(key, css) {
+      await mkdir(options.dir, { recursive: true })
+      const file = fileOf(key)
+      const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`
+      const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, createdAt: now() }
+      try {
+        await writeFile(temp, JSON.stringify(entry))
+        await rename(temp, file)
+      } catch (error) {
+        await rm(temp, { force: true })
+        throw error
+      }
+    },
+  }
+}

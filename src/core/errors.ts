@@ -1,0 +1,20 @@
+import { CriticalCssError } from '../api/errors.ts'
+
+/**
+ * A mistake the user has to fix in the configuration (an option, an env var, a page that
+ * does not exist): the build fails with this one message instead of warning per page.
+ */
+export class ConfigurationError extends CriticalCssError {
+  override name = 'ConfigurationError'
+  constructor(message: string) {
+    super(message, { status: null, code: 'configuration' })
+  }
+}
+
+/** Raised after every page finished when `strict: true` and some page was left unchanged. */
+export class StrictModeError extends CriticalCssError {
+  override name = 'StrictModeError'
+  constructor(message: string) {
+    super(message, { status: null, code: 'strict' })
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Which emitted HTML file is which page: the configured pages matched to the files the
+ * build emitted (URL path → file, below the bundler's base), or every emitted HTML file
+ * turned into its URL.
+ */
+import { ConfigurationError } from './errors.ts'
+import { ENV, relativePageError, type ResolvedPage } from './options.ts'
+
+export interface Page {
+  /** Absolute URL the service renders. */
+  url: string
+  /** Emitted HTML file, relative to the output directory, with `/` separators. */
+  file: string
+}
+
+export interface PageContext {
+  siteUrl: URL | null
+  /** The bundler's base / publicPath (`/`, `/app/`, `./`, `https://cdn.example.com/`, `auto`). */
+  base: string
+}
+
+const HTML_FILE = /\.html?$/i
+
+export function isHtmlFile(file: string): boolean {
+  return HTML_FILE.test(file)
+}
+
+/** The path prefix pages live under. Relative, absolute-URL and `auto` bases say where assets go, not pages: `/`. */
+export function basePath(base: string): string {
+  if (!base.startsWith('/') || base.startsWith('//')) return '/'
+  return base.endsWith('/') ? base : `${base}/`
+}
+
+function normaliseFile(file: string): string {
+  return file.replaceAll('\\', '/').replace(/^(?:\.\/|\/)+/, '')
+}
+
+function describeFiles(files: readonly string[]): string {
+  if (files.length === 0) return 'no HTML files were emitted'
+  const shown = files.slice(0, 8).join(', ')
+  return `emitted HTML files: ${shown}${files.length > 8 ? `, … (${files.length} in all)` : ''}`
+}
+
+function resolveUrl(url: string, siteUrl: URL | null): URL {
+  let absolute: URL | null = null
+  try {
+    absolute = new URL(url)
+  } catch {
+    if (siteUrl === null) throw relativePageError(url)
+    absolute = new URL(url, siteUrl)
+  }
+  if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') {
+    throw new ConfigurationError(`unplugin-critical-css: page "${url}" is not an http(s) URL (option \`pages\`).`)
+  }
+  return absolute
+}
+
+/** Files a URL path can be served from, most likely first. */
+function candidateFiles(pathname: string, prefix: string): string[] | null {
+  if (!pathname.startsWith(prefix) && `${pathname}/` !== prefix) return null
+  let rest: string
+  try {
+    rest = decodeURIComponent(pathname.slice(prefix.length))
+  } catch {
+    rest = pathname.slice(prefix.length)
+  }
+  if (rest === '' || rest.endsWith('/')) return [`${rest}index.html`]
+  if (isHtmlFile(rest)) return [rest]
+  return [`${rest}.html`, `${rest}/index.html`]
+}
+
+/** The page URL a file is served at, below the base. */
+function urlOfFile(file: string, prefix: string, siteUrl: URL): string {
+  const path = file.replace(/(^|\/)index\.html?$/i, '$1')
+  return new URL(prefix + path.split('/').map(encodeURIComponent).join('/'), siteUrl).href
+}
+
+/**
+ * Pairs each page with its emitted HTML file. Throws a ConfigurationError for a page whose
+ * file was not emitted (naming both), a relative page without a site URL, or two pages
+ * sharing one file.
+ */
+export function planPages(configured: readonly ResolvedPage[] | null, emitted: readonly string[], context: PageContext): Page[] {
+  const files = emitted.map(normaliseFile)
+  const known = new Set(files)
+  const prefix = basePath(context.base)
+
+  let pages: Page[]
+  if (configured === null) {
+    const htmlFiles = files.filter(isHtmlFile).sort()
+    if (htmlFiles.length === 0) return []
+    const siteUrl = context.siteUrl
+    if (siteUrl === null) {
+      throw new ConfigurationError(
+        `unplugin-critical-css: every emitted HTML file is a page, but no site URL is set to tell where they are served. Set ${ENV.siteUrl} (or the \`siteUrl\` option), or list the pages with the \`pages\` option.`,
+      )
+    }
+    pages = htmlFiles.map((file) => ({ url: urlOfFile(file, prefix, siteUrl), file }))
+  } else {
+    pages = configured.map((page) => {
+      const url = resolveUrl(page.url, context.siteUrl)
+      if (page.html !== null) {
+        const file = normaliseFile(page.html)
+        if (!known.has(file)) {
+          throw new ConfigurationError(
+            `unplugin-critical-css: page ${url.href} names the HTML file "${page.html}", which the build did not emit (${describeFiles(files.filter(isHtmlFile))}).`,
+          )
+        }
+        return { url: url.href, file }
+      }
+      const candidates = candidateFiles(url.pathname, prefix)
+      if (candidates === null) {
+        throw new ConfigurationError(
+          `unplugin-critical-css: page ${url.href} is outside the build's base path "${prefix}", so no emitted file can be it. Give its file as \`{ url, html }\` in \`pages\`.`,
+        )
+      }
+      const file = candidates.find((candidate) => known.has(candidate))
+      if (file === undefined) {
+        throw new ConfigurationError(
+          `unplugin-critical-css: page ${url.href} would be ${candidates.map((c) => `"${c}"`).join(' or ')}, which the build did not emit (${describeFiles(files.filter(isHtmlFile))}). Give its file as \`{ url, html }\` in \`pages\`.`,
+        )
+      }
+      return { url: url.href, file }
+    })
+  }
+
+  const byFile = new Map<string, string>()
+  for (const page of pages) {
+    const other = byFile.get(page.file)
+    if (other !== undefined) {
+      throw new ConfigurationError(
+        `unplugin-critical-css: pages ${other} and ${page.url} are both "${page.file}"; one HTML file can hold one page's critical CSS (option \`pages\`).`,
+      )
+    }
+    byFile.set(page.file, page.url)
+  }
+  return pages
+}

@@ -1,0 +1,139 @@
+/**
+ * What one build did to its pages: the summary table logged at the end, the progress line
+ * while pages are pending, and the JSON file `report` asks for. Nothing here ever holds the
+ * token: pages, sizes, times and messages only (messages are already redacted by the client).
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+
+export type PageSource = 'service' | 'cache'
+/** inlined: the page got critical CSS; unchanged: nothing to inline; failed: left byte-identical. */
+export type PageOutcome = 'inlined' | 'unchanged' | 'failed'
+
+export interface PageReport {
+  url: string
+  file: string
+  source: PageSource | null
+  /** Bytes of critical CSS inlined (UTF-8). */
+  cssBytes: number
+  ms: number
+  outcome: PageOutcome
+  /** Why it failed, or what to know about it. */
+  message: string | null
+  /** Stylesheets the inliner left render-blocking on purpose (it could not move them safely). */
+  stillBlocking: number
+}
+
+export interface BuildReport {
+  /** Service address without credentials. */
+  service: string | null
+  startedAt: string
+  ms: number
+  pages: PageReport[]
+}
+
+export interface BuildLogger {
+  info(message: string): void
+  warn(message: string): void
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  return `${(bytes / 1024).toFixed(1)} KiB`
+}
+
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`
+}
+
+function pageLabel(page: PageReport): string {
+  try {
+    const url = new URL(page.url)
+    return `${url.pathname}${url.search}`
+  } catch {
+    return page.url
+  }
+}
+
+function outcomeLabel(page: PageReport): string {
+  if (page.outcome === 'failed') return `failed: ${page.message ?? 'unknown error'}`
+  const blocking = page.stillBlocking > 0 ? ` (${page.stillBlocking} stylesheet${page.stillBlocking > 1 ? 's' : ''} left blocking)` : ''
+  if (page.outcome === 'unchanged') return `unchanged: ${page.message ?? 'nothing to inline'}${blocking}`
+  return `inlined${blocking}`
+}
+
+/** One line of counts, then one row per page. */
+export function formatSummary(report: BuildReport): string {
+  const count = (predicate: (page: PageReport) => boolean): number => report.pages.filter(predicate).length
+  const inlined = count((page) => page.outcome === 'inlined')
+  const cached = count((page) => page.source === 'cache')
+  const failed = count((page) => page.outcome === 'failed')
+  const parts = [`${report.pages.length} page${report.pages.length === 1 ? '' : 's'}`, `${inlined} inlined`]
+  if (cached) parts.push(`${cached} from cache`)
+  if (failed) parts.push(`${failed} left unchanged after errors`)
+  parts.push(formatMs(report.ms))
+
+  const rows = report.pages.map((page) => [
+    pageLabel(page),
+    page.source ?? '-',
+    page.outcome === 'failed' ? '-' : formatBytes(page.cssBytes),
+    formatMs(page.ms),
+    outcomeLabel(page),
+  ])
+  const header = ['page', 'source', 'CSS', 'time', 'outcome']
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+  const line = (cells: string[]): string =>
+    `  ${cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')}`
+  return [`critical CSS: ${parts.join(' · ')}`, line(header), ...rows.map(line)].join('\n')
+}
+
+/** Writes the report as JSON, atomically. */
+export async function writeJsonReport(file: string, report: BuildReport): Promise<void> {
+  await mkdir(dirname(file), { recursive: true })
+  const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`
+  try {
+    await writeFile(temp, `${JSON.stringify(report, null, 2)}\n`)
+    await rename(temp, file)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw error
+  }
+}
+
+const PROGRESS_EVERY_MS = 2000
+const HEARTBEAT_MS = 10_000
+
+export interface Progress {
+  /** One more page finished. */
+  done(): void
+  stop(): void
+}
+
+/**
+ * "3/10 pages ready, 7 pending": logged as pages finish (at most every 2 s, not for the
+ * last one: the summary follows) and every 10 s while nothing finishes, so a long wait on a
+ * slow plan never looks like a hang.
+ */
+export function createProgress(total: number, logger: BuildLogger, now: () => number = Date.now): Progress {
+  let finished = 0
+  let lastLogged = now()
+  const log = (): void => {
+    lastLogged = now()
+    logger.info(`critical CSS: ${finished}/${total} pages ready, ${total - finished} pending`)
+  }
+  const heartbeat = setInterval(() => {
+    if (now() - lastLogged >= HEARTBEAT_MS) log()
+  }, HEARTBEAT_MS)
+  heartbeat.unref()
+  return {
+    done() {
+      finished += 1
+      if (finished < total && now() - lastLogged >= PROGRESS_EVERY_MS) log()
+    },
+    stop() {
+      clearInterval(heartbeat)
+    },
+  }
+}
