@@ -4,6 +4,12 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     client: 'src/client.ts',
+    vite: 'src/vite.ts',
+    webpack: 'src/webpack.ts',
+    rspack: 'src/rspack.ts',
+    rollup: 'src/rollup.ts',
+    rolldown: 'src/rolldown.ts',
+    esbuild: 'src/esbuild.ts',
   },
   format: 'esm',
   platform: 'node',

@@ -1,5 +1,36 @@
-// The plugin itself (`unplugin`) comes with the plugin issue.
+/**
+ * The plugin: one unplugin core whose adapters find the emitted HTML and hand it to
+ * `core/run.ts`. Options are checked when the plugin is created, so a bad one fails at
+ * config time.
+ */
+import { createUnplugin, type UnpluginFactory, type UnpluginInstance } from 'unplugin'
+import { setupEsbuild } from './adapters/esbuild.ts'
+import { rollupHooks, viteHooks } from './adapters/rollup.ts'
+import { applyWebpackLike } from './adapters/webpack.ts'
+import { resolveOptions, type Options } from './core/options.ts'
+
+export const unpluginFactory: UnpluginFactory<Options | undefined> = (rawOptions) => {
+  const options = resolveOptions(rawOptions)
+  return {
+    name: 'unplugin-critical-css',
+    enforce: 'post',
+    vite: viteHooks(options),
+    rollup: rollupHooks(options),
+    rolldown: rollupHooks(options),
+    webpack: (compiler) => applyWebpackLike(compiler, options),
+    rspack: (compiler) => applyWebpackLike(compiler, options),
+    esbuild: { setup: (build) => setupEsbuild(build, options) },
+  }
+}
+
+export const unplugin: UnpluginInstance<Options | undefined, false> = createUnplugin(unpluginFactory)
+export default unplugin
+
 export { inlineCriticalCss } from './html/inline.ts'
 export type { InlineEdit, InlineOptions, InlineResult, PreloadStrategy } from './html/inline.ts'
+export { resolveOptions } from './core/options.ts'
+export type { CacheOption, Options, PageOption, ResolvedOptions } from './core/options.ts'
+export type { BuildReport, PageOutcome, PageReport, PageSource } from './core/report.ts'
+export { ConfigurationError, StrictModeError } from './core/errors.ts'
 export type { Job, JobData, JobError, JobStatus, Plan, Usage, Viewport } from './api/contract.ts'
 export type { CreateClientOptions, CriticalCssClient, RateLimitOption } from './api/client.ts'

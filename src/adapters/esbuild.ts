@@ -1,0 +1,108 @@
+/**
+ * esbuild: it emits no HTML of its own, so the pages are the HTML files of the outdir
+ * (copied there by the `copy` loader or a plugin), taken in `onEnd`: from `outputFiles`
+ * with `write: false`, else from disk, written back atomically (all temp files first,
+ * then the renames).
+ */
+import { randomBytes } from 'node:crypto'
+import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
+import type { ResolvedOptions } from '../core/options.ts'
+import { checkRemoteService } from '../core/options.ts'
+import { isHtmlFile } from '../core/pages.ts'
+import { runCriticalCss } from '../core/run.ts'
+
+const NAME = 'unplugin-critical-css'
+const INFO_LEVELS = new Set(['verbose', 'debug', 'info'])
+
+async function htmlFilesUnder(dir: string): Promise<string[]> {
+  let entries: string[]
+  try {
+    entries = await readdir(dir, { recursive: true })
+  } catch {
+    return []
+  }
+  return entries.filter(isHtmlFile).map((file) => file.split(sep).join('/'))
+}
+
+function outputFile(path: string, text: string): OutputFile {
+  const contents = new TextEncoder().encode(text)
+  return { path, contents, hash: '', text }
+}
+
+/** Writes every file to a temp name first, then renames: a failure leaves the old files whole. */
+async function replaceFiles(files: Map<string, string>): Promise<void> {
+  const temps: [string, string][] = []
+  try {
+    for (const [file, text] of files) {
+      const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`
+      temps.push([temp, file])
+      await writeFile(temp, text)
+    }
+    for (const [temp, file] of temps) await rename(temp, file)
+  } finally {
+    await Promise.all(temps.map(([temp]) => rm(temp, { force: true })))
+  }
+}
+
+export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void {
+  const initial = build.initialOptions
+  const root = initial.absWorkingDir ?? process.cwd()
+  const outdir = resolve(root, initial.outdir ?? (initial.outfile ? dirname(initial.outfile) : '.'))
+  let builds = 0
+  build.onStart(() => {
+    builds += 1
+    if (options.enabled ?? builds === 1) {
+      try {
+        checkRemoteService(options)
+      } catch (error) {
+        return { errors: [{ text: (error as Error).message, pluginName: NAME }] }
+      }
+    }
+    return undefined
+  })
+  build.onEnd(async (result) => {
+    // A second build of the same context is a watch or serve rebuild.
+    if (!(options.enabled ?? builds === 1) || result.errors.length > 0) return undefined
+    const inMemory = initial.write === false
+    const html = new Map<string, string | Uint8Array>()
+    if (inMemory) {
+      for (const file of result.outputFiles ?? []) {
+        const name = relative(outdir, file.path).split(sep).join('/')
+        if (isHtmlFile(name) && !name.startsWith('../')) html.set(name, file.contents)
+      }
+    } else {
+      for (const name of await htmlFilesUnder(outdir)) html.set(name, await readFile(join(outdir, name)))
+    }
+
+    const warnings: PartialMessage[] = []
+    const showInfo = INFO_LEVELS.has(initial.logLevel ?? 'warning')
+    try {
+      const { updated } = await runCriticalCss({
+        options,
+        html,
+        base: initial.publicPath ?? '/',
+        root,
+        logger: {
+          info: (message) => {
+            if (showInfo) process.stderr.write(`[${NAME}] ${message}\n`)
+          },
+          warn: (message) => warnings.push({ text: message, pluginName: NAME }),
+        },
+      })
+      if (inMemory && result.outputFiles) {
+        // In place: the array is the one the caller of build() receives.
+        for (const [index, file] of result.outputFiles.entries()) {
+          const text = updated.get(relative(outdir, file.path).split(sep).join('/'))
+          if (text !== undefined) result.outputFiles[index] = outputFile(file.path, text)
+        }
+      } else {
+        await replaceFiles(new Map([...updated].map(([name, text]) => [join(outdir, name), text])))
+      }
+    } catch (error) {
+      return { errors: [{ text: (error as Error).message, pluginName: NAME }], warnings }
+    }
+    return { warnings }
+  })
+}

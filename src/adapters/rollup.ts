@@ -1,0 +1,100 @@
+/**
+ * Vite, Rollup and Rolldown: the HTML is in the bundle once the HTML plugins' own
+ * `generateBundle` ran (Vite's build-html, @rollup/plugin-html); ours edits it there, in
+ * memory, before it is written and before writeBundle-time post-processing sees it.
+ */
+import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
+import type { ResolvedOptions } from '../core/options.ts'
+import { checkRemoteService } from '../core/options.ts'
+import { isHtmlFile } from '../core/pages.ts'
+import type { BuildLogger } from '../core/report.ts'
+import { runCriticalCss } from '../core/run.ts'
+
+interface BundleEntry {
+  type: 'asset' | 'chunk'
+  fileName: string
+  source?: string | Uint8Array
+}
+
+interface Target {
+  options: ResolvedOptions
+  base: string
+  root: string
+  logger: BuildLogger
+}
+
+/** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
+async function processBundle(bundle: Record<string, BundleEntry>, target: Target): Promise<void> {
+  const html = new Map<string, string | Uint8Array>()
+  for (const entry of Object.values(bundle)) {
+    if (entry.type === 'asset' && entry.source !== undefined && isHtmlFile(entry.fileName)) html.set(entry.fileName, entry.source)
+  }
+  const { updated } = await runCriticalCss({ ...target, html })
+  for (const [file, text] of updated) bundle[file]!.source = text
+}
+
+export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
+  let config: ResolvedConfig | null = null
+  let enabled = false
+  return {
+    // Dev servers serve HTML as it is requested: there is no bundle to finish.
+    apply: 'build',
+    configResolved(resolved) {
+      config = resolved
+      enabled = options.enabled ?? (resolved.isProduction && !resolved.build.watch && !resolved.build.ssr)
+      if (enabled) checkRemoteService(options)
+    },
+    generateBundle: {
+      // Not order 'post': Vite's own post-build plugins (import analysis, manifest) run after
+      // this one, and compression plugins hook into them; the HTML must be final by then.
+      async handler(_output, bundle) {
+        if (!enabled || config === null) return
+        if (this.environment && this.environment.config.consumer !== 'client') return
+        const logger = config.logger
+        await processBundle(bundle as Record<string, BundleEntry>, {
+          options,
+          base: config.base,
+          root: config.root,
+          logger: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+        })
+      },
+    },
+  }
+}
+
+/** What this adapter uses of a Rollup or Rolldown plugin context: both have it. */
+interface RollupLikeContext {
+  meta: { watchMode: boolean }
+  info(message: string): void
+  warn(message: string): void
+}
+
+export interface RollupLikeHooks {
+  buildStart(this: RollupLikeContext): void
+  generateBundle: {
+    order: 'post'
+    handler(this: RollupLikeContext, output: unknown, bundle: Record<string, BundleEntry>): Promise<void>
+  }
+}
+
+/** Rollup and Rolldown have no production flag: every build but a watch rebuild runs. */
+export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
+  return {
+    buildStart() {
+      if (options.enabled ?? !this.meta.watchMode) checkRemoteService(options)
+    },
+    generateBundle: {
+      // After @rollup/plugin-html and every other generateBundle: the HTML is final.
+      order: 'post',
+      async handler(_output, bundle) {
+        if (!(options.enabled ?? !this.meta.watchMode)) return
+        await processBundle(bundle, {
+          options,
+          base: '/',
+          root: process.cwd(),
+          logger: { info: (message) => this.info(message), warn: (message) => this.warn(message) },
+        })
+      },
+    },
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * webpack and Rspack: the HTML assets exist once html-webpack-plugin / HtmlRspackPlugin
+ * emitted them (processAssets stage OPTIMIZE_INLINE); ours edits them right after, before
+ * OPTIMIZE_TRANSFER, where compression and similar plugins read the final bytes.
+ */
+import type { ResolvedOptions } from '../core/options.ts'
+import { checkRemoteService } from '../core/options.ts'
+import { isHtmlFile } from '../core/pages.ts'
+import { runCriticalCss } from '../core/run.ts'
+
+const NAME = 'unplugin-critical-css'
+/** After the HTML plugins (OPTIMIZE_INLINE, 700), well before SUMMARIZE (1000) and OPTIMIZE_TRANSFER (3000). */
+const STAGE_AFTER_HTML = 100
+
+/** The part of webpack's and Rspack's compiler this adapter uses; both have it. */
+interface CompilerLike {
+  context: string
+  watchMode?: boolean
+  options: { mode?: string | undefined; target?: unknown }
+  webpack: {
+    Compilation: { PROCESS_ASSETS_STAGE_OPTIMIZE_INLINE: number }
+    WebpackError: new (message: string) => Error
+    sources: { RawSource: new (source: string) => unknown }
+  }
+  hooks: { thisCompilation: { tap(name: string, callback: (compilation: CompilationLike) => void): void } }
+}
+
+interface CompilationLike {
+  outputOptions: { publicPath?: unknown }
+  errors: Error[]
+  warnings: Error[]
+  getAssets(): readonly { name: string; source: { buffer(): Uint8Array } }[]
+  updateAsset(file: string, source: never): void
+  getLogger(name: string): { info(...args: unknown[]): void }
+  hooks: {
+    processAssets: { tapPromise(options: { name: string; stage: number }, callback: () => Promise<void>): void }
+  }
+}
+
+/** Server bundles have no page to paint. */
+function isServerTarget(target: unknown): boolean {
+  const targets = Array.isArray(target) ? target : [target]
+  return targets.some((value) => typeof value === 'string' && /^(?:async-)?node|^electron-main/.test(value))
+}
+
+export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOptions): void {
+  const { Compilation, WebpackError, sources } = compiler.webpack
+  // Options defaults (mode) and watch mode are only known once a compilation starts.
+  compiler.hooks.thisCompilation.tap(NAME, (compilation) => {
+    const enabled =
+      options.enabled ??
+      ((compiler.options.mode ?? 'production') === 'production' && !compiler.watchMode && !isServerTarget(compiler.options.target))
+    if (!enabled) return
+    try {
+      checkRemoteService(options)
+    } catch (error) {
+      compilation.errors.push(new WebpackError((error as Error).message))
+      return
+    }
+    compilation.hooks.processAssets.tapPromise(
+      { name: NAME, stage: Compilation.PROCESS_ASSETS_STAGE_OPTIMIZE_INLINE + STAGE_AFTER_HTML },
+      async () => {
+        // A build that already failed would spend requests (and quota) on pages nobody deploys.
+        if (compilation.errors.length > 0) return
+        const html = new Map<string, Uint8Array>()
+        for (const asset of compilation.getAssets()) {
+          if (isHtmlFile(asset.name)) html.set(asset.name, asset.source.buffer())
+        }
+        const publicPath = compilation.outputOptions.publicPath
+        const logger = compilation.getLogger(NAME)
+        try {
+          const { updated } = await runCriticalCss({
+            options,
+            html,
+            base: typeof publicPath === 'string' ? publicPath : '/',
+            root: compiler.context,
+            logger: {
+              info: (message) => logger.info(message),
+              warn: (message) => compilation.warnings.push(new WebpackError(message)),
+            },
+          })
+          for (const [file, text] of updated) compilation.updateAsset(file, new sources.RawSource(text) as never)
+        } catch (error) {
+          compilation.errors.push(new WebpackError((error as Error).message))
+        }
+      },
+    )
+  })
+}

@@ -1,0 +1,4 @@
+import { unplugin } from './index.ts'
+
+/** The critical CSS plugin for esbuild: `criticalCss(options?)`. */
+export default unplugin.esbuild

@@ -1,0 +1,4 @@
+import { unplugin } from './index.ts'
+
+/** The critical CSS plugin for rollup: `criticalCss(options?)`. */
+export default unplugin.rollup
