@@ -41,7 +41,9 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
     apply: 'build',
     configResolved(resolved) {
       config = resolved
-      enabled = options.enabled ?? (resolved.isProduction && !resolved.build.watch && !resolved.build.ssr)
+      // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
+      const production = resolved.isProduction || resolved.mode === 'production'
+      enabled = options.enabled ?? (production && !resolved.build.watch && !resolved.build.ssr)
       if (enabled) checkRemoteService(options)
     },
     generateBundle: {
