@@ -5,9 +5,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Viewport } from '../api/contract.ts'
+import { DEFAULT_CACHE_DIR } from './options.ts'
 
 const FORMAT = 1
 
@@ -34,6 +36,18 @@ const entrySchema = z.object({
 export function cacheKey(parts: CacheKeyParts): string {
   const viewports = parts.viewports.map((viewport) => [viewport.width, viewport.height])
   return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports])).digest('hex')
+}
+
+/** The cache directory: `dir` against the root, or the default below the nearest package.json. */
+export function cacheDirectory(dir: string | null, root: string): string {
+  if (dir !== null) return resolve(root, dir)
+  let current = resolve(root)
+  for (;;) {
+    if (existsSync(join(current, 'package.json'))) return join(current, DEFAULT_CACHE_DIR)
+    const parent = dirname(current)
+    if (parent === current) return join(resolve(root), DEFAULT_CACHE_DIR)
+    current = parent
+  }
 }
 
 export interface ResultCache {

@@ -29,7 +29,11 @@ export interface PageOption {
 }
 
 export interface CacheOption {
-  /** Where results are kept, relative to the project root. Default `node_modules/.cache/unplugin-critical-css`. */
+  /**
+   * Where results are kept, relative to the project root (Vite's root, webpack's context,
+   * else the working directory). Default `node_modules/.cache/unplugin-critical-css` of the
+   * nearest package.json's directory, beside other tools' caches.
+   */
   dir?: string
   /** How long a result stays valid, in ms. Default 24 h. */
   ttl?: number
@@ -64,7 +68,7 @@ export interface Options {
   strict?: boolean
   /** Cache results across builds, or `false` for none. Default `{ dir: 'node_modules/.cache/unplugin-critical-css', ttl: 24 h }`. */
   cache?: false | CacheOption
-  /** Also write the report as JSON to this path (relative to the project root). Default false. */
+  /** Also write the report as JSON to this path (relative to the project root, as `cache.dir`). Default false. */
   report?: false | string
   /** Pace to keep instead of the plan's, for self-hosted services with limits of their own. */
   rateLimit?: RateLimitOption
@@ -113,7 +117,8 @@ export interface ResolvedOptions {
   concurrency: number | null
   timeoutMs: number
   strict: boolean
-  cache: { dir: string; ttlMs: number } | null
+  /** `dir` null: the default, below the nearest package.json. */
+  cache: { dir: string | null; ttlMs: number } | null
   report: string | null
   rateLimit: RateLimitOption | null
   /** Null: decided by the kind of build. */
@@ -201,7 +206,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
   const baseUrl = value.baseUrl ?? fromEnv(env, ENV.baseUrl, isHttpUrl, 'must be an absolute http(s) URL')
   const token = value.token ?? fromEnv(env, ENV.token, (t) => TOKEN_PATTERN.test(t), 'must be 16–256 printable ASCII characters without spaces')
   const siteUrl = value.siteUrl ?? fromEnv(env, ENV.siteUrl, isHttpUrl, 'must be an absolute http(s) URL')
-  const cache = value.cache === false ? null : { dir: value.cache?.dir ?? DEFAULT_CACHE_DIR, ttlMs: value.cache?.ttl ?? DEFAULT_CACHE_TTL_MS }
+  const cache = value.cache === false ? null : { dir: value.cache?.dir ?? null, ttlMs: value.cache?.ttl ?? DEFAULT_CACHE_TTL_MS }
   return {
     pages: value.pages?.map((page) => (typeof page === 'string' ? { url: page, html: null } : { url: page.url, html: page.html ?? null })) ?? null,
     baseUrl: baseUrl ?? null,

@@ -10,7 +10,7 @@ import { createClient, isJobData, type CriticalCssClient } from '../api/client.t
 import { RATE_WINDOW_MS, PLAN_REQUESTS_PER_MINUTE, type Plan } from '../api/contract.ts'
 import { BadRequestError, CriticalCssError, NotFoundError, UnauthorizedError, describeBaseUrl, formatSeconds } from '../api/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
-import { cacheKey, createResultCache, type ResultCache } from './cache.ts'
+import { cacheDirectory, cacheKey, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError } from './errors.ts'
 import { requireService, type ResolvedOptions } from './options.ts'
 import { isHtmlFile, planPages, type Page } from './pages.ts'
@@ -119,7 +119,8 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
 
   const service = requireService(options)
   const serviceName = describeBaseUrl(service.baseUrl)
-  const cache: ResultCache | null = options.cache ? createResultCache({ dir: resolve(input.root, options.cache.dir), ttlMs: options.cache.ttlMs }) : null
+  const cacheDir = options.cache ? cacheDirectory(options.cache.dir, input.root) : null
+  const cache: ResultCache | null = options.cache && cacheDir ? createResultCache({ dir: cacheDir, ttlMs: options.cache.ttlMs }) : null
   const keyOf = (page: Page): string => cacheKey({ service: serviceName, url: page.url, viewports: options.viewports })
   let cacheWriteFailed = false
 
@@ -198,7 +199,7 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
             if (cache && !cacheWriteFailed) {
               await cache.set(keyOf(page), css).catch((error: unknown) => {
                 cacheWriteFailed = true
-                logger.warn(`critical CSS: could not write the cache in ${options.cache!.dir} (${describeError(error)}); results are not kept for the next build.`)
+                logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
               })
             }
           } catch (error) {

@@ -1,0 +1,256 @@
+/**
+ * The plugin's behaviour as a user sees it, through real builds against the fake service:
+ * which pages are asked for, the cache, the failure policy, the report, and where the
+ * token never goes. The failure policy is checked with every bundler; the rest with Vite
+ * (and webpack where its publicPath differs from Vite's base).
+ */
+import { readFile, readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Options } from '../../src/core/options.ts'
+import { startFakeService, type FakeService, type JobBehaviour } from '../fixtures/fake-service.ts'
+import { readStyles } from '../fixtures/html.ts'
+import { BUNDLERS, SITE_PAGES, buildSite, createProject, removeProject, type BuildOutput, type Bundler } from '../fixtures/sites.ts'
+
+const TOKEN = 'tok_plugin_0a1b2c3d4e5f6789'
+const SITE = 'https://site.example'
+const GENERATE = '/api/critical-css/generate'
+
+let fake: FakeService
+let behave: (url: string) => JobBehaviour = () => ({ instant: true })
+const projects: string[] = []
+/** Everything any build printed or emitted: the last test checks the token is in none of it. */
+const everything: string[] = []
+
+beforeAll(async () => {
+  fake = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } }, behaviour: (url) => ({ css: `.hero{color:#123}/*${url}*/`, ...behave(url) }) })
+})
+afterEach(() => {
+  behave = () => ({ instant: true })
+})
+afterAll(async () => {
+  await fake.close()
+  await Promise.all(projects.map(removeProject))
+})
+
+function remote(extra: Options = {}): Options {
+  return { baseUrl: fake.url, token: TOKEN, siteUrl: SITE, cache: false, ...extra }
+}
+
+async function build(bundler: Bundler, setup: Parameters<typeof buildSite>[1] = {}): Promise<BuildOutput & { generates: string[] }> {
+  const before = fake.requests.length
+  const output = await buildSite(bundler, setup)
+  if (!setup.root) projects.push(output.root)
+  everything.push(...output.infos, ...output.warnings, output.error?.message ?? '', output.error?.stack ?? '')
+  for (const bytes of output.files.values()) everything.push(bytes.toString('latin1'))
+  const generates = fake.requests
+    .slice(before)
+    .filter((request) => request.path === GENERATE)
+    .map((request) => (JSON.parse(request.body) as { url: string }).url)
+  return { ...output, generates }
+}
+
+function html(output: BuildOutput, file: string): string {
+  const bytes = output.files.get(file)
+  if (!bytes) throw new Error(`${file} was not emitted; emitted: ${[...output.files.keys()].join(', ')}`)
+  return bytes.toString('utf8')
+}
+
+describe.each(BUNDLERS)('failure policy with %s', (bundler) => {
+  let reference: BuildOutput
+  beforeAll(async () => {
+    reference = await build(bundler, { withoutPlugin: true })
+  }, 60_000)
+
+  it('401 fails the build with one message naming CRITICAL_CSS_API_TOKEN, and writes no page', async () => {
+    const output = await build(bundler, { plugin: remote({ token: 'tok_wrong_0000000000000' }) })
+    expect(output.error?.message).toMatch(/rejected the API token \(401/)
+    expect(output.error?.message).toContain('CRITICAL_CSS_API_TOKEN')
+    for (const { file } of SITE_PAGES) {
+      // Nothing emitted, or (esbuild writes before plugins end) the page as the bundler made it.
+      const bytes = output.files.get(file)
+      if (bytes) expect(bytes.equals(reference.files.get(file)!), file).toBe(true)
+    }
+  })
+
+  it('402 on one page and a failed job on another: warns per page, leaves both byte-identical, inlines the rest', async () => {
+    // Pages go in file order with one in flight: the 402 hits about.html, the failed job is pricing.
+    behave = (url) => (url.endsWith('/pricing/') ? { statuses: ['failed'], failure: { code: 'render_failed', message: 'the page crashed' } } : { instant: true })
+    fake.fault({ path: GENERATE, status: 402, body: { error: { code: 'plan_limit_reached', message: 'limit' } }, times: 1 })
+    const output = await build(bundler, { plugin: remote({ concurrency: 1 }) })
+    expect(output.error).toBeNull()
+    const failed = SITE_PAGES.filter(({ file }) => readStyles(html(output, file)).critical.length === 0)
+    expect(failed).toHaveLength(2)
+    for (const { file } of failed) expect(output.files.get(file)!.equals(reference.files.get(file)!), file).toBe(true)
+    const warnings = output.warnings.join('\n')
+    expect(warnings).toMatch(/402 plan_limit_reached/)
+    expect(warnings).toMatch(/render_failed|the page crashed/)
+    expect(warnings).toMatch(/2 of 3 pages left unchanged/)
+  }, 30_000)
+
+  it('strict: fails the build after every page finished, naming the pages', async () => {
+    fake.fault({ path: GENERATE, status: 402, body: { error: { code: 'subscription_expired', message: 'expired' } }, times: 1 })
+    const output = await build(bundler, { plugin: remote({ strict: true }) })
+    expect(output.error?.message).toMatch(/1 of 3 pages got no critical CSS, and `strict` is on/)
+    expect(output.generates).toHaveLength(3)
+    for (const { file } of SITE_PAGES) {
+      const bytes = output.files.get(file)
+      if (bytes) expect(bytes.equals(reference.files.get(file)!), file).toBe(true)
+    }
+  })
+})
+
+describe('pages', () => {
+  it('derives each file from its URL: / → index.html, /pricing/ → pricing/index.html, /about → about.html', async () => {
+    const output = await build('vite', { plugin: remote({ pages: ['/', '/pricing/', '/about'] }) })
+    expect(output.error).toBeNull()
+    expect(output.generates.sort()).toEqual([`${SITE}/`, `${SITE}/about`, `${SITE}/pricing/`])
+    expect(readStyles(html(output, 'about.html')).critical).toEqual([`.hero{color:#123}/*${SITE}/about*/`])
+    expect(readStyles(html(output, 'pricing/index.html')).critical).toEqual([`.hero{color:#123}/*${SITE}/pricing/*/`])
+  })
+
+  it('takes { url, html } as given, and leaves pages not listed alone', async () => {
+    const output = await build('vite', { plugin: remote({ pages: [{ url: 'https://other.example/p?x=1', html: 'pricing/index.html' }] }) })
+    expect(output.generates).toEqual(['https://other.example/p?x=1'])
+    expect(readStyles(html(output, 'pricing/index.html')).critical).toHaveLength(1)
+    expect(readStyles(html(output, 'index.html')).critical).toHaveLength(0)
+  })
+
+  it('strips the base path: /app/pricing/ is pricing/index.html under base /app/', async () => {
+    const output = await build('vite', { base: '/app/', plugin: remote({ pages: ['/app/pricing/'] }) })
+    expect(output.error).toBeNull()
+    expect(readStyles(html(output, 'pricing/index.html')).critical).toEqual([`.hero{color:#123}/*${SITE}/app/pricing/*/`])
+  })
+
+  it('without pages, serves every emitted HTML file below the publicPath (webpack)', async () => {
+    const output = await build('webpack', { base: '/docs/', plugin: remote() })
+    expect(output.generates.sort()).toEqual([`${SITE}/docs/`, `${SITE}/docs/about.html`, `${SITE}/docs/pricing/`])
+  })
+
+  it('a page whose HTML was not emitted fails the build naming both', async () => {
+    const output = await build('vite', { plugin: remote({ pages: ['/', '/missing/'] }) })
+    expect(output.error?.message).toContain(`page ${SITE}/missing/ would be "missing/index.html", which the build did not emit`)
+    expect(output.generates).toEqual([])
+  })
+
+  it('a relative page without a site URL fails when the build starts, naming CRITICAL_CSS_SITE_URL', async () => {
+    const output = await build('vite', { plugin: { baseUrl: fake.url, token: TOKEN, cache: false, pages: ['/'] } })
+    expect(output.error?.message).toContain('CRITICAL_CSS_SITE_URL')
+    expect(output.files.size).toBe(0)
+  })
+})
+
+describe('when it runs', () => {
+  it('not in an SSR build', async () => {
+    const output = await build('vite', { ssr: true, plugin: remote() })
+    expect(output.error).toBeNull()
+    expect(output.generates).toEqual([])
+  })
+
+  it('not when `enabled: false`', async () => {
+    const output = await build('webpack', { plugin: remote({ enabled: false }) })
+    expect(output.error).toBeNull()
+    expect(output.generates).toEqual([])
+  })
+
+  it('reads the service, token and site from the env vars', async () => {
+    process.env.CRITICAL_CSS_BASE_URL = fake.url
+    process.env.CRITICAL_CSS_API_TOKEN = TOKEN
+    process.env.CRITICAL_CSS_SITE_URL = SITE
+    try {
+      const output = await build('vite', { plugin: { cache: false } })
+      expect(output.error).toBeNull()
+      expect(output.generates).toHaveLength(3)
+    } finally {
+      delete process.env.CRITICAL_CSS_BASE_URL
+      delete process.env.CRITICAL_CSS_API_TOKEN
+      delete process.env.CRITICAL_CSS_SITE_URL
+    }
+  })
+
+  it('without a service fails naming CRITICAL_CSS_BASE_URL', async () => {
+    const output = await build('rollup', { plugin: { token: TOKEN, siteUrl: SITE } })
+    expect(output.error?.message).toContain('CRITICAL_CSS_BASE_URL')
+  })
+
+  it('waits for pending jobs, and times a page out at `timeout` without holding up the others', async () => {
+    behave = (url) => (url.endsWith('/about.html') ? { durationMs: 60_000 } : { statuses: ['queued', 'done'] })
+    const output = await build('vite', { plugin: remote({ timeout: 4000 }) })
+    expect(output.error).toBeNull()
+    expect(readStyles(html(output, 'about.html')).critical).toHaveLength(0)
+    expect(readStyles(html(output, 'index.html')).critical).toHaveLength(1)
+    expect(output.warnings.join('\n')).toMatch(/about\.html.*left unchanged/)
+  }, 20_000)
+
+  it('keeps at most `concurrency` pages in flight', async () => {
+    behave = () => ({ statuses: ['queued', 'done'] })
+    const output = await build('vite', { plugin: remote({ concurrency: 1 }) })
+    expect(output.error).toBeNull()
+    // One page at a time: a generate only after the previous page's CSS was read.
+    const order = fake.requests.filter((r) => r.path === GENERATE || /\/data$/.test(r.path)).map((r) => (r.path === GENERATE ? 'g' : 'd'))
+    expect(order.slice(-6).join('')).toBe('gddgdd')
+    expect(order.slice(-9, -6).join('')).toBe('gdd')
+  }, 20_000)
+})
+
+describe('cache', () => {
+  it('a second identical build sends zero requests and emits the same HTML', async () => {
+    const root = await createProject('vite')
+    projects.push(root)
+    const first = await build('vite', { root, plugin: remote({ cache: {} }) })
+    const before = fake.requests.length
+    const second = await build('vite', { root, plugin: remote({ cache: {} }) })
+    expect(fake.requests.length).toBe(before)
+    expect(second.infos.join('\n')).toContain('3 from cache')
+    for (const { file } of SITE_PAGES) expect(html(second, file)).toBe(html(first, file))
+    const entries = await readdir(join(root, 'node_modules/.cache/unplugin-critical-css'))
+    expect(entries.filter((name) => name.endsWith('.json'))).toHaveLength(3)
+    expect(entries.filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+
+  it('a corrupt entry is a miss, not an error; other viewports are other entries', async () => {
+    const root = await createProject('vite')
+    projects.push(root)
+    const dir = join(root, '.cc')
+    await build('vite', { root, plugin: remote({ cache: { dir } }) })
+    const [victim] = await readdir(dir)
+    await writeFile(join(dir, victim!), '{"format":1,"key":')
+    const repaired = await build('vite', { root, plugin: remote({ cache: { dir } }) })
+    expect(repaired.error).toBeNull()
+    expect(repaired.generates).toHaveLength(1)
+    const otherViewports = await build('vite', { root, plugin: remote({ cache: { dir }, viewports: [{ width: 800, height: 600 }] }) })
+    expect(otherViewports.generates).toHaveLength(3)
+  })
+
+  it('an entry older than ttl is asked for again', async () => {
+    const root = await createProject('vite')
+    projects.push(root)
+    await build('vite', { root, plugin: remote({ cache: { ttl: 1 } }) })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const again = await build('vite', { root, plugin: remote({ cache: { ttl: 1 } }) })
+    expect(again.generates).toHaveLength(3)
+  })
+})
+
+describe('report', () => {
+  it('writes the JSON report outside the output: pages, sources, bytes, outcomes', async () => {
+    const root = await createProject('vite')
+    projects.push(root)
+    fake.fault({ path: GENERATE, status: 402, body: { error: { code: 'plan_limit_reached', message: 'limit' } }, times: 1 })
+    // Relative to Vite's root, which is the site's pages/ folder here.
+    const output = await build('vite', { root, plugin: remote({ report: '../reports/critical.json', concurrency: 1 }) })
+    const text = await readFile(join(root, 'reports/critical.json'), 'utf8')
+    everything.push(text)
+    const report = JSON.parse(text) as { service: string; pages: { url: string; file: string; source: string; cssBytes: number; outcome: string }[] }
+    expect(report.service).toBe(fake.url)
+    expect(report.pages.map((page) => page.outcome).sort()).toEqual(['failed', 'inlined', 'inlined'])
+    const inlined = report.pages.find((page) => page.outcome === 'inlined')!
+    expect(inlined.cssBytes).toBe(Buffer.byteLength(readStyles(html(output, inlined.file)).critical[0]!))
+    expect(output.infos.join('\n')).toMatch(/page\s+source\s+CSS\s+time\s+outcome/)
+  })
+})
+
+it('the token appears in no log line, error, emitted file or report of any build above', () => {
+  expect(everything.length).toBeGreaterThan(100)
+  expect(everything.filter((text) => text.includes(TOKEN))).toEqual([])
+})
