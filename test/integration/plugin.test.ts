@@ -180,7 +180,37 @@ describe('when it runs', () => {
     expect(readStyles(html(output, 'about.html')).critical).toHaveLength(0)
     expect(readStyles(html(output, 'index.html')).critical).toHaveLength(1)
     expect(output.warnings.join('\n')).toMatch(/about\.html.*left unchanged/)
+    // The other two are seen done at the second check, 2.5 s in: a progress line says so.
+    expect(output.infos.join('\n')).toMatch(/critical CSS: [12]\/3 pages ready, [12] pending/)
   }, 20_000)
+
+  it('not in a watch rebuild (Rollup watch mode)', async () => {
+    const { watch } = await import('rollup')
+    const criticalCss = (await import('../../src/rollup.ts')).default
+    const before = fake.requests.length
+    const watcher = watch({
+      input: 'entry',
+      plugins: [
+        { name: 'entry', resolveId: (id) => (id === 'entry' ? id : null), load: (id) => (id === 'entry' ? 'export default 1' : null) },
+        { name: 'page', generateBundle() { this.emitFile({ type: 'asset', fileName: 'index.html', source: '<link rel="stylesheet" href="/a.css">' }) } },
+        criticalCss(remote()),
+      ],
+      output: { dir: join(projects[0] ?? '/tmp', 'watch-out'), format: 'es' },
+      watch: { skipWrite: true },
+    })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        watcher.on('event', (event) => {
+          if (event.code === 'ERROR') reject(event.error)
+          if (event.code === 'BUNDLE_END') void event.result.close()
+          if (event.code === 'END') resolve()
+        })
+      })
+    } finally {
+      await watcher.close()
+    }
+    expect(fake.requests.length).toBe(before)
+  })
 
   it('keeps at most `concurrency` pages in flight', async () => {
     behave = () => ({ statuses: ['queued', 'done'] })
