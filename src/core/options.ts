@@ -178,7 +178,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     return `${where} an unknown option ${issue.keys.map((key) => `\`${key}\``).join(', ')}`
   }
   // The token must not be echoed back, even when it is malformed.
-  return `option \`${path || '(options)'}\` ${issue.message}`
+  return `option \`${path || '(options)'}\`: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`
 }
 
 function fromEnv(env: Env, name: string, check: (value: string) => boolean, expected: string): string | undefined {

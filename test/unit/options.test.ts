@@ -52,7 +52,7 @@ describe('resolveOptions', () => {
     [{ viewports: [{ width: 10, height: 900 }] }, 'option `viewports[0].width`'],
     [{ timeout: -1 }, 'option `timeout`'],
     [{ cache: true }, 'option `cache`'],
-    [{ baseUrl: 'ftp://x' }, 'option `baseUrl` must be an absolute http(s) URL'],
+    [{ baseUrl: 'ftp://x' }, 'option `baseUrl`: must be an absolute http(s) URL'],
     [{ concurrency: 0 }, 'option `concurrency`'],
     [{ pagse: [] }, 'unknown option `pagse`'],
   ])('%j fails naming %s', (options, named) => {
