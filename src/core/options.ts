@@ -141,7 +141,11 @@ const positiveMs = z.number().int().positive().max(2 ** 31 - 1)
 
 const optionsSchema = z.strictObject({
   pages: z
-    .array(z.union([z.string().min(1), z.strictObject({ url: z.string().min(1), html: z.string().min(1).optional() })]))
+    .array(
+      z.union([z.string().min(1), z.strictObject({ url: z.string().min(1), html: z.string().min(1).optional() })], {
+        error: 'must be a page URL or { url, html? }',
+      }),
+    )
     .optional(),
   baseUrl: httpUrl.optional(),
   token: z.string().regex(TOKEN_PATTERN, 'must be 16–256 printable ASCII characters without spaces').optional(),
