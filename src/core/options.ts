@@ -161,7 +161,7 @@ const optionsSchema = z.strictObject({
     .max(VIEWPORT_LIMITS.maxCount)
     .optional(),
   preload: z.enum(PRELOAD_STRATEGIES as [PreloadStrategy, ...PreloadStrategy[]]).optional(),
-  nonce: z.string().regex(/^[A-Za-z0-9+/_=-]+$/, 'must be a base64 or base64url value').optional(),
+  nonce: z.string().max(256).regex(/^[A-Za-z0-9+/_=-]+$/, 'must be a base64 or base64url value').optional(),
   concurrency: z.number().int().positive().optional(),
   timeout: positiveMs.optional(),
   strict: z.boolean().optional(),
