@@ -1,11 +1,11 @@
 /**
- * esbuild: it emits no HTML of its own, so the pages are the HTML files of the outdir
- * (copied there by the `copy` loader or a plugin), taken in `onEnd`: from `outputFiles`
- * with `write: false`, else from disk, written back atomically (all temp files first,
- * then the renames).
+ * esbuild: it emits no HTML of its own, so the pages are the HTML files this build put in
+ * the outdir (with the `copy` loader, say), taken in `onEnd`: from `outputFiles` with
+ * `write: false`, else the metafile's outputs read from disk and written back atomically
+ * (all temp files first, then the renames). Files it did not emit are never touched.
  */
 import { randomBytes } from 'node:crypto'
-import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
 import type { ResolvedOptions } from '../core/options.ts'
@@ -15,16 +15,6 @@ import { runCriticalCss } from '../core/run.ts'
 
 const NAME = 'unplugin-critical-css'
 const INFO_LEVELS = new Set(['verbose', 'debug', 'info'])
-
-async function htmlFilesUnder(dir: string): Promise<string[]> {
-  let entries: string[]
-  try {
-    entries = await readdir(dir, { recursive: true })
-  } catch {
-    return []
-  }
-  return entries.filter(isHtmlFile).map((file) => file.split(sep).join('/'))
-}
 
 function outputFile(path: string, text: string): OutputFile {
   const contents = new TextEncoder().encode(text)
@@ -50,6 +40,8 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
   const initial = build.initialOptions
   const root = initial.absWorkingDir ?? process.cwd()
   const outdir = resolve(root, initial.outdir ?? (initial.outfile ? dirname(initial.outfile) : '.'))
+  // The metafile names this build's outputs: other HTML lying in the outdir is not ours to edit.
+  initial.metafile = true
   let builds = 0
   build.onStart(() => {
     builds += 1
@@ -67,13 +59,20 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
     if (!(options.enabled ?? builds === 1) || result.errors.length > 0) return undefined
     const inMemory = initial.write === false
     const html = new Map<string, string | Uint8Array>()
+    const inOutdir = (path: string): string | null => {
+      const name = relative(outdir, resolve(root, path)).split(sep).join('/')
+      return isHtmlFile(name) && !name.startsWith('../') ? name : null
+    }
     if (inMemory) {
       for (const file of result.outputFiles ?? []) {
-        const name = relative(outdir, file.path).split(sep).join('/')
-        if (isHtmlFile(name) && !name.startsWith('../')) html.set(name, file.contents)
+        const name = inOutdir(file.path)
+        if (name !== null) html.set(name, file.contents)
       }
     } else {
-      for (const name of await htmlFilesUnder(outdir)) html.set(name, await readFile(join(outdir, name)))
+      for (const path of Object.keys(result.metafile?.outputs ?? {})) {
+        const name = inOutdir(path)
+        if (name !== null) html.set(name, await readFile(join(outdir, name)))
+      }
     }
 
     const warnings: PartialMessage[] = []
@@ -82,7 +81,8 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
       const { updated } = await runCriticalCss({
         options,
         html,
-        base: initial.publicPath ?? '/',
+        // esbuild's publicPath says where assets load from, not where pages are served.
+        base: '/',
         root,
         logger: {
           info: (message) => {
@@ -94,7 +94,8 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
       if (inMemory && result.outputFiles) {
         // In place: the array is the one the caller of build() receives.
         for (const [index, file] of result.outputFiles.entries()) {
-          const text = updated.get(relative(outdir, file.path).split(sep).join('/'))
+          const name = inOutdir(file.path)
+          const text = name === null ? undefined : updated.get(name)
           if (text !== undefined) result.outputFiles[index] = outputFile(file.path, text)
         }
       } else {

@@ -23,6 +23,7 @@ interface CompilerLike {
     sources: { RawSource: new (source: string) => unknown }
   }
   hooks: { thisCompilation: { tap(name: string, callback: (compilation: CompilationLike) => void): void } }
+  getInfrastructureLogger(name: string): { info(...args: unknown[]): void }
 }
 
 interface CompilationLike {
@@ -77,6 +78,8 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
             logger: {
               info: (message) => logger.info(message),
               warn: (message) => compilation.warnings.push(new WebpackError(message)),
+              // The compilation's log is printed with the stats, after the build: progress goes out now.
+              progress: (message) => compiler.getInfrastructureLogger(NAME).info(message),
             },
           })
           for (const [file, text] of updated) compilation.updateAsset(file, new sources.RawSource(text) as never)

@@ -123,6 +123,8 @@ export interface ResolvedOptions {
   rateLimit: RateLimitOption | null
   /** Null: decided by the kind of build. */
   enabled: boolean | null
+  /** Malformed env vars the options did not override: an error once the plugin runs, not in a dev server. */
+  envProblems: string[]
 }
 
 const httpUrl = z.string().refine(
@@ -185,11 +187,13 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `option \`${path || '(options)'}\`: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`
 }
 
-function fromEnv(env: Env, name: string, check: (value: string) => boolean, expected: string): string | undefined {
+/** An env var's value; a malformed one is recorded, not thrown: it only matters in a build that runs. */
+function fromEnv(env: Env, name: string, check: (value: string) => boolean, expected: string, problems: string[]): string | undefined {
   const value = env[name]
   if (value === undefined || value === '') return undefined
-  if (!check(value)) throw new ConfigurationError(`unplugin-critical-css: env ${name} ${expected}.`)
-  return value
+  if (check(value)) return value
+  problems.push(`env ${name} ${expected}`)
+  return undefined
 }
 
 function isHttpUrl(value: string): boolean {
@@ -198,7 +202,8 @@ function isHttpUrl(value: string): boolean {
 
 /**
  * Checks `options` and fills in every default. Env vars fill in what the options leave out.
- * Throws a ConfigurationError naming the option or env var at fault.
+ * Throws a ConfigurationError naming the option at fault; a malformed env var fails the
+ * build that uses it (`requireService`), not a dev server where the plugin is off.
  */
 export function resolveOptions(options: Options = {}, env: Env = process.env): ResolvedOptions {
   const parsed = optionsSchema.safeParse(options ?? {})
@@ -207,15 +212,16 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
     throw new ConfigurationError(`unplugin-critical-css: ${issues.join('; ')}.`)
   }
   const value = parsed.data
-  const baseUrl = value.baseUrl ?? fromEnv(env, ENV.baseUrl, isHttpUrl, 'must be an absolute http(s) URL')
-  const token = value.token ?? fromEnv(env, ENV.token, (t) => TOKEN_PATTERN.test(t), 'must be 16–256 printable ASCII characters without spaces')
-  const siteUrl = value.siteUrl ?? fromEnv(env, ENV.siteUrl, isHttpUrl, 'must be an absolute http(s) URL')
+  const envProblems: string[] = []
+  const baseUrl = value.baseUrl ?? fromEnv(env, ENV.baseUrl, isHttpUrl, 'must be an absolute http(s) URL', envProblems)
+  const token = value.token ?? fromEnv(env, ENV.token, (t) => TOKEN_PATTERN.test(t), 'must be 16–256 printable ASCII characters without spaces', envProblems)
+  const siteUrl = value.siteUrl ?? fromEnv(env, ENV.siteUrl, isHttpUrl, 'must be an absolute http(s) URL', envProblems)
   const cache = value.cache === false ? null : { dir: value.cache?.dir ?? null, ttlMs: value.cache?.ttl ?? DEFAULT_CACHE_TTL_MS }
   return {
     pages: value.pages?.map((page) => (typeof page === 'string' ? { url: page, html: null } : { url: page.url, html: page.html ?? null })) ?? null,
     baseUrl: baseUrl ?? null,
     token: token === undefined ? null : new Secret(token),
-    siteUrl: siteUrl === undefined ? null : new URL(siteUrl),
+    siteUrl: siteUrl === undefined ? null : directoryUrl(siteUrl),
     viewports: value.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
     preload: value.preload ?? 'body',
     nonce: value.nonce ?? null,
@@ -226,11 +232,13 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
     report: value.report || null,
     rateLimit: value.rateLimit ?? null,
     enabled: value.enabled ?? null,
+    envProblems,
   }
 }
 
 /** The service address and token of a remote-mode build; a ConfigurationError names what is missing. */
 export function requireService(options: ResolvedOptions): { baseUrl: string; token: Secret } {
+  if (options.envProblems.length > 0) throw new ConfigurationError(`unplugin-critical-css: ${options.envProblems.join('; ')}.`)
   if (options.baseUrl === null) {
     throw new ConfigurationError(
       `unplugin-critical-css: no critical CSS service is configured. Set ${ENV.baseUrl} (or the \`baseUrl\` option) to the service's address.`,
@@ -261,4 +269,13 @@ export function relativePageError(url: string): ConfigurationError {
   return new ConfigurationError(
     `unplugin-critical-css: page "${url}" is relative, and no site URL is set. Set ${ENV.siteUrl} (or the \`siteUrl\` option) to where the site is deployed, or give the page as an absolute URL.`,
   )
+}
+
+/** `https://host/app` → `https://host/app/`: the site is a directory, and relative pages resolve inside it. */
+function directoryUrl(value: string): URL {
+  const url = new URL(value)
+  if (!url.pathname.endsWith('/')) url.pathname += '/'
+  url.search = ''
+  url.hash = ''
+  return url
 }

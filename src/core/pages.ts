@@ -25,10 +25,15 @@ export function isHtmlFile(file: string): boolean {
   return HTML_FILE.test(file)
 }
 
-/** The path prefix pages live under. Relative, absolute-URL and `auto` bases say where assets go, not pages: `/`. */
-export function basePath(base: string): string {
-  if (!base.startsWith('/') || base.startsWith('//')) return '/'
+/** The base as a path prefix, or null for a relative, absolute-URL or `auto` base (those say where assets go, not pages). */
+export function basePath(base: string): string | null {
+  if (!base.startsWith('/') || base.startsWith('//')) return null
   return base.endsWith('/') ? base : `${base}/`
+}
+
+/** Where pages live: below a path base, else below the site URL's own path (a site deployed at `https://host/app/`). */
+export function pagesPrefix(base: string, siteUrl: URL | null): string {
+  return basePath(base) ?? siteUrl?.pathname ?? '/'
 }
 
 function normaliseFile(file: string): string {
@@ -55,21 +60,26 @@ function resolveUrl(url: string, siteUrl: URL | null): URL {
   return absolute
 }
 
+/** A path segment decoded, unless decoding would turn it into more than one segment (`%2F`). */
+function decodeSegment(segment: string): string {
+  try {
+    const decoded = decodeURIComponent(segment)
+    return decoded.includes('/') ? segment : decoded
+  } catch {
+    return segment
+  }
+}
+
 /** Files a URL path can be served from, most likely first. */
 function candidateFiles(pathname: string, prefix: string): string[] | null {
   if (!pathname.startsWith(prefix) && `${pathname}/` !== prefix) return null
-  let rest: string
-  try {
-    rest = decodeURIComponent(pathname.slice(prefix.length))
-  } catch {
-    rest = pathname.slice(prefix.length)
-  }
-  if (rest === '' || rest.endsWith('/')) return [`${rest}index.html`]
+  const rest = pathname.slice(prefix.length).split('/').map(decodeSegment).join('/')
+  if (rest === '' || rest.endsWith('/')) return [`${rest}index.html`, `${rest}index.htm`]
   if (isHtmlFile(rest)) return [rest]
-  return [`${rest}.html`, `${rest}/index.html`]
+  return [`${rest}.html`, `${rest}/index.html`, `${rest}.htm`, `${rest}/index.htm`]
 }
 
-/** The page URL a file is served at, below the base. */
+/** The page URL a file is served at, below the prefix. */
 function urlOfFile(file: string, prefix: string, siteUrl: URL): string {
   const path = file.replace(/(^|\/)index\.html?$/i, '$1')
   return new URL(prefix + path.split('/').map(encodeURIComponent).join('/'), siteUrl).href
@@ -83,7 +93,7 @@ function urlOfFile(file: string, prefix: string, siteUrl: URL): string {
 export function planPages(configured: readonly ResolvedPage[] | null, emitted: readonly string[], context: PageContext): Page[] {
   const files = emitted.map(normaliseFile)
   const known = new Set(files)
-  const prefix = basePath(context.base)
+  const prefix = pagesPrefix(context.base, context.siteUrl)
 
   let pages: Page[]
   if (configured === null) {

@@ -36,6 +36,8 @@ export interface BuildReport {
 export interface BuildLogger {
   info(message: string): void
   warn(message: string): void
+  /** Where progress lines go when `info` is only shown after the build (webpack's stats). Default `info`. */
+  progress?(message: string): void
 }
 
 export function formatBytes(bytes: number): string {
@@ -121,7 +123,9 @@ export function createProgress(total: number, logger: BuildLogger, now: () => nu
   let lastLogged = now()
   const log = (): void => {
     lastLogged = now()
-    logger.info(`critical CSS: ${finished}/${total} pages ready, ${total - finished} pending`)
+    const message = `critical CSS: ${finished}/${total} pages ready, ${total - finished} pending`
+    if (logger.progress) logger.progress(message)
+    else logger.info(message)
   }
   const heartbeat = setInterval(() => {
     if (now() - lastLogged >= HEARTBEAT_MS) log()

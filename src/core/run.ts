@@ -8,7 +8,7 @@ import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createClient, isJobData, type CriticalCssClient } from '../api/client.ts'
 import { RATE_WINDOW_MS, PLAN_REQUESTS_PER_MINUTE, type Plan } from '../api/contract.ts'
-import { BadRequestError, CriticalCssError, NotFoundError, UnauthorizedError, describeBaseUrl, formatSeconds } from '../api/errors.ts'
+import { BadRequestError, CriticalCssError, NotFoundError, PaymentRequiredError, UnauthorizedError, describeBaseUrl, formatSeconds } from '../api/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
 import { cacheDirectory, cacheKey, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError } from './errors.ts'
@@ -52,6 +52,12 @@ function isConfigurationError(error: unknown, during: 'generate' | 'wait'): erro
   )
 }
 
+/** The client refuses a page URL it cannot send (over 2,048 characters, say) with a TypeError. */
+function asConfigurationError(error: unknown, page: Page): unknown {
+  if (error instanceof TypeError) return new ConfigurationError(`unplugin-critical-css: page ${page.url.slice(0, 200)}: ${error.message}`)
+  return error
+}
+
 function describeError(error: unknown): string {
   if (error instanceof Error) return error.message
   return String(error)
@@ -81,8 +87,9 @@ async function readPace(client: CriticalCssClient, options: ResolvedOptions, sig
     const byPlan = usage.plan in PLAN_REQUESTS_PER_MINUTE ? PLAN_REQUESTS_PER_MINUTE[usage.plan as Plan] : null
     return { requests: stated ?? byPlan, windowMs: RATE_WINDOW_MS }
   } catch (error) {
-    // A service without the usage endpoint still works: the answers' headers set the pace.
-    if (error instanceof NotFoundError) return { requests: null, windowMs: RATE_WINDOW_MS }
+    // A service without the usage endpoint still works, its answers' headers set the pace;
+    // until they do, pages go in flight as if on the smallest plan (`concurrency` overrides).
+    if (error instanceof NotFoundError) return { requests: PLAN_REQUESTS_PER_MINUTE.free, windowMs: RATE_WINDOW_MS }
     throw error
   }
 }
@@ -174,6 +181,7 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
     try {
       let limit = misses.length
       let paceError: unknown = null
+      let accountError: PaymentRequiredError | null = null
       try {
         const pace = await readPace(client, options, signal)
         limit = pagesInFlight(pace.requests, pace.windowMs, options, misses.length)
@@ -189,6 +197,7 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
           let during: 'generate' | 'wait' = 'generate'
           try {
             if (paceError !== null) throw paceError
+            if (accountError !== null) throw accountError
             signal.throwIfAborted()
             const deadline = Date.now() + options.timeoutMs
             const answer = await client.generate(page.url, { viewports: options.viewports, deadline, signal })
@@ -202,10 +211,13 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
                 logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
               })
             }
-          } catch (error) {
+          } catch (caught) {
+            const error = asConfigurationError(caught, page)
             if (configurationError !== null && error === configurationError) return
             if (isConfigurationError(error, during)) return stopWith(error)
             if (signal.aborted && configurationError !== null) return
+            // A used-up quota or an expired subscription answers every later page the same.
+            if (error instanceof PaymentRequiredError) accountError ??= error
             fail(page, describeError(error), 'service', performance.now() - begun)
           } finally {
             release()

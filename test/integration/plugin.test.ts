@@ -4,7 +4,7 @@
  * token never goes. The failure policy is checked with every bundler; the rest with Vite
  * (and webpack where its publicPath differs from Vite's base).
  */
-import { readFile, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Options } from '../../src/core/options.ts'
@@ -15,6 +15,9 @@ import { BUNDLERS, SITE_PAGES, buildSite, createProject, removeProject, type Bui
 const TOKEN = 'tok_plugin_0a1b2c3d4e5f6789'
 const SITE = 'https://site.example'
 const GENERATE = '/api/critical-css/generate'
+/** Tokens whose monthly quota allows two generations, one per bundler's build; and one allowing one. */
+const quotaToken = (bundler: Bundler): string => `tok_quota2_${bundler}_0123456789`
+const QUOTA_ONE = 'tok_quota1_0123456789abcdef'
 
 let fake: FakeService
 let behave: (url: string) => JobBehaviour = () => ({ instant: true })
@@ -23,7 +26,11 @@ const projects: string[] = []
 const everything: string[] = []
 
 beforeAll(async () => {
-  fake = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } }, behaviour: (url) => ({ css: `.hero{color:#123}/*${url}*/`, ...behave(url) }) })
+  const quotaTokens = Object.fromEntries(BUNDLERS.map((bundler) => [quotaToken(bundler), { plan: 'ent' as const, quota: 2 }]))
+  fake = await startFakeService({
+    tokens: { [TOKEN]: { plan: 'ent' }, [QUOTA_ONE]: { plan: 'ent', quota: 1 }, ...quotaTokens },
+    behaviour: (url) => ({ css: `.hero{color:#123}/*${url}*/`, ...behave(url) }),
+  })
 })
 afterEach(() => {
   behave = () => ({ instant: true })
@@ -73,14 +80,14 @@ describe.each(BUNDLERS)('failure policy with %s', (bundler) => {
     }
   })
 
-  it('402 on one page and a failed job on another: warns per page, leaves both byte-identical, inlines the rest', async () => {
-    // Pages go in file order with one in flight: the 402 hits about.html, the failed job is pricing.
-    behave = (url) => (url.endsWith('/pricing/') ? { statuses: ['failed'], failure: { code: 'render_failed', message: 'the page crashed' } } : { instant: true })
-    fake.fault({ path: GENERATE, status: 402, body: { error: { code: 'plan_limit_reached', message: 'limit' } }, times: 1 })
-    const output = await build(bundler, { plugin: remote({ concurrency: 1 }) })
+  it('a failed job on one page and 402 on another: warns per page, leaves both byte-identical, inlines the rest', async () => {
+    // Pages go in file order, one in flight, on a quota of two: about.html's job fails,
+    // index.html is inlined, pricing/index.html gets 402 plan_limit_reached.
+    behave = (url) => (url.endsWith('/about.html') ? { statuses: ['failed'], failure: { code: 'render_failed', message: 'the page crashed' } } : { instant: true })
+    const output = await build(bundler, { plugin: remote({ token: quotaToken(bundler), concurrency: 1 }) })
     expect(output.error).toBeNull()
     const failed = SITE_PAGES.filter(({ file }) => readStyles(html(output, file)).critical.length === 0)
-    expect(failed).toHaveLength(2)
+    expect(failed.map(({ file }) => file)).toEqual(['pricing/index.html', 'about.html'])
     for (const { file } of failed) expect(output.files.get(file)!.equals(reference.files.get(file)!), file).toBe(true)
     const warnings = output.warnings.join('\n')
     expect(warnings).toMatch(/402 plan_limit_reached/)
@@ -89,7 +96,7 @@ describe.each(BUNDLERS)('failure policy with %s', (bundler) => {
   }, 30_000)
 
   it('strict: fails the build after every page finished, naming the pages', async () => {
-    fake.fault({ path: GENERATE, status: 402, body: { error: { code: 'subscription_expired', message: 'expired' } }, times: 1 })
+    behave = (url) => (url.endsWith('/about.html') ? { statuses: ['failed'], failure: { code: 'render_failed', message: 'the page crashed' } } : { instant: true })
     const output = await build(bundler, { plugin: remote({ strict: true }) })
     expect(output.error?.message).toMatch(/1 of 3 pages got no critical CSS, and `strict` is on/)
     expect(output.generates).toHaveLength(3)
@@ -98,6 +105,14 @@ describe.each(BUNDLERS)('failure policy with %s', (bundler) => {
       if (bytes) expect(bytes.equals(reference.files.get(file)!), file).toBe(true)
     }
   })
+})
+
+it('after a 402 the pages not yet sent fail at once, without a request each', async () => {
+  const output = await build('vite', { plugin: remote({ token: QUOTA_ONE, concurrency: 1 }) })
+  expect(output.error).toBeNull()
+  expect(output.generates).toHaveLength(2)
+  expect(output.warnings.filter((line) => line.includes('402 plan_limit_reached'))).toHaveLength(2)
+  expect(output.warnings.join('\n')).toMatch(/2 of 3 pages left unchanged/)
 })
 
 describe('pages', () => {
@@ -129,7 +144,7 @@ describe('pages', () => {
 
   it('a page whose HTML was not emitted fails the build naming both', async () => {
     const output = await build('vite', { plugin: remote({ pages: ['/', '/missing/'] }) })
-    expect(output.error?.message).toContain(`page ${SITE}/missing/ would be "missing/index.html", which the build did not emit`)
+    expect(output.error?.message).toContain(`page ${SITE}/missing/ would be "missing/index.html" or "missing/index.htm", which the build did not emit`)
     expect(output.generates).toEqual([])
   })
 
@@ -183,6 +198,31 @@ describe('when it runs', () => {
     // The other two are seen done at the second check, 2.5 s in: a progress line says so.
     expect(output.infos.join('\n')).toMatch(/critical CSS: [12]\/3 pages ready, [12] pending/)
   }, 20_000)
+
+  it('esbuild: edits only the HTML this build emitted, never other files in the outdir', async () => {
+    const esbuild = await import('esbuild')
+    const criticalCss = (await import('../../src/esbuild.ts')).default
+    const root = await createProject('esbuild')
+    projects.push(root)
+    const stale = '<!doctype html><link rel="stylesheet" href="/old.css"><p>old'
+    await mkdir(join(root, 'out'), { recursive: true })
+    await writeFile(join(root, 'out/stale.html'), stale)
+    const before = fake.requests.length
+    await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: ['pages/index.html'],
+      outdir: 'out',
+      outbase: 'pages',
+      loader: { '.html': 'copy' },
+      logLevel: 'silent',
+      publicPath: '/assets/',
+      plugins: [criticalCss(remote())],
+    })
+    const generates = fake.requests.slice(before).filter((request) => request.path === GENERATE)
+    expect(generates.map((request) => (JSON.parse(request.body) as { url: string }).url)).toEqual([`${SITE}/`])
+    expect(await readFile(join(root, 'out/stale.html'), 'utf8')).toBe(stale)
+    expect(readStyles(await readFile(join(root, 'out/index.html'), 'utf8')).critical).toHaveLength(1)
+  })
 
   it('not in a watch rebuild (Rollup watch mode)', async () => {
     const { watch } = await import('rollup')
@@ -266,7 +306,7 @@ describe('report', () => {
   it('writes the JSON report outside the output: pages, sources, bytes, outcomes', async () => {
     const root = await createProject('vite')
     projects.push(root)
-    fake.fault({ path: GENERATE, status: 402, body: { error: { code: 'plan_limit_reached', message: 'limit' } }, times: 1 })
+    behave = (url) => (url.endsWith('/about.html') ? { statuses: ['failed'], failure: { code: 'render_failed', message: 'the page crashed' } } : { instant: true })
     // Relative to Vite's root, which is the site's pages/ folder here.
     const output = await build('vite', { root, plugin: remote({ report: '../reports/critical.json', concurrency: 1 }) })
     const text = await readFile(join(root, 'reports/critical.json'), 'utf8')

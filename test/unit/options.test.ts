@@ -33,6 +33,7 @@ describe('resolveOptions', () => {
       report: null,
       rateLimit: null,
       enabled: null,
+      envProblems: [],
     })
   })
 
@@ -43,6 +44,8 @@ describe('resolveOptions', () => {
     expect(fromEnv.token?.reveal()).toBe(TOKEN)
     expect(fromEnv.siteUrl?.href).toBe('https://site.example/')
     expect(resolveOptions({ baseUrl: 'https://option.example' }, env).baseUrl).toBe('https://option.example')
+    // A site deployed below a path is a directory: relative pages resolve inside it.
+    expect(resolveOptions({ siteUrl: 'https://site.example/app?x#y' }, {}).siteUrl?.href).toBe('https://site.example/app/')
   })
 
   it.each([
@@ -59,15 +62,18 @@ describe('resolveOptions', () => {
     expect(rejection(options)).toContain(named)
   })
 
-  it('names the env var at fault', () => {
-    expect(rejection({}, { CRITICAL_CSS_BASE_URL: 'not a url' })).toContain('env CRITICAL_CSS_BASE_URL')
-    expect(rejection({}, { CRITICAL_CSS_API_TOKEN: 'short' })).toContain('env CRITICAL_CSS_API_TOKEN')
+  it('names the env var at fault when a build runs, not when the plugin is created', () => {
+    const resolved = resolveOptions({}, { CRITICAL_CSS_BASE_URL: 'not a url', CRITICAL_CSS_API_TOKEN: 'short' })
+    expect(() => checkRemoteService(resolved)).toThrow(/env CRITICAL_CSS_BASE_URL must be an absolute http\(s\) URL; env CRITICAL_CSS_API_TOKEN/)
+    // An option overrides a malformed env var.
+    expect(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_BASE_URL: 'not a url' }).envProblems).toEqual([])
   })
 
   it('never echoes a malformed token', () => {
     const bad = 'tok with spaces that is long enough'
     expect(rejection({ token: bad })).not.toContain(bad)
-    expect(rejection({}, { CRITICAL_CSS_API_TOKEN: bad })).not.toContain(bad)
+    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).toThrow(/CRITICAL_CSS_API_TOKEN/)
+    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).not.toThrow(bad)
   })
 
   it('keeps the token out of inspect, JSON and String', () => {

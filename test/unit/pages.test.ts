@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { basePath, planPages } from '../../src/core/pages.ts'
+import { basePath, pagesPrefix, planPages } from '../../src/core/pages.ts'
 
 const site = new URL('https://site.example')
 const emitted = ['index.html', 'a/index.html', 'b.html', 'c/index.html', 'c.html', 'docs/x y.html', 'assets/app.js']
@@ -25,9 +25,24 @@ describe('planPages', () => {
     expect(() => planPages([page('/a/')], emitted, { siteUrl: site, base: '/app/' })).toThrow(/outside the build's base path "\/app\/"/)
   })
 
-  it('treats relative, absolute-URL and auto bases as the site root', () => {
-    for (const base of ['./', '', 'auto', 'https://cdn.example/x/', '//cdn.example/']) expect(basePath(base)).toBe('/')
+  it('below a relative, absolute-URL or auto base, pages live below the site URL', () => {
+    for (const base of ['./', '', 'auto', 'https://cdn.example/x/', '//cdn.example/']) {
+      expect(basePath(base)).toBeNull()
+      expect(pagesPrefix(base, new URL('https://site.example/app/'))).toBe('/app/')
+    }
     expect(basePath('/app')).toBe('/app/')
+    const app = new URL('https://site.example/app/')
+    expect(planPages(null, ['about.html'], { siteUrl: app, base: './' })).toEqual([{ url: 'https://site.example/app/about.html', file: 'about.html' }])
+    expect(planPages([page('pricing/')], ['pricing/index.html'], { siteUrl: app, base: 'auto' })).toEqual([
+      { url: 'https://site.example/app/pricing/', file: 'pricing/index.html' },
+    ])
+  })
+
+  it('finds .htm files, and never turns an encoded slash into a folder', () => {
+    const each = (url: string, files: string[]) => planPages([page(url)], files, { siteUrl: site, base: '/' })[0]!.file
+    expect(each('/', ['index.htm'])).toBe('index.htm')
+    expect(each('/a', ['a.htm'])).toBe('a.htm')
+    expect(() => each('/a%2Fb', ['a/b.html'])).toThrow(/would be "a%2Fb\.html"/)
   })
 
   it('without pages: every emitted HTML file at its URL below the base', () => {
@@ -45,7 +60,7 @@ describe('planPages', () => {
 
   it('errors name the page and the files', () => {
     expect(() => planPages([page('/nope')], emitted, { siteUrl: site, base: '/' })).toThrow(
-      /page https:\/\/site\.example\/nope would be "nope\.html" or "nope\/index\.html", which the build did not emit \(emitted HTML files: index\.html, a\/index\.html/,
+      /page https:\/\/site\.example\/nope would be "nope\.html" or "nope\/index\.html" or "nope\.htm" or "nope\/index\.htm", which the build did not emit \(emitted HTML files: index\.html, a\/index\.html/,
     )
     expect(() => planPages([page('/', 'home.html')], emitted, { siteUrl: site, base: '/' })).toThrow(/names the HTML file "home\.html"/)
     expect(() => planPages([page('/'), page('/index.html')], emitted, { siteUrl: site, base: '/' })).toThrow(/are both "index\.html"/)
