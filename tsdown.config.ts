@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     client: 'src/client.ts',
+    service: 'src/service.ts',
     vite: 'src/vite.ts',
     webpack: 'src/webpack.ts',
     rspack: 'src/rspack.ts',

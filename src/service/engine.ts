@@ -1,0 +1,24 @@
+/** The part of the service that makes the CSS: the Chromium engine, or a stub in tests. */
+import type { Viewport } from '../api/contract.ts'
+
+export interface EngineInput {
+  url: string
+  viewports: Viewport[]
+  /** Aborted at the job's deadline or when the service shuts down. */
+  signal: AbortSignal
+}
+
+export interface Engine {
+  generate(input: EngineInput): Promise<{ css: string }>
+  close?(): Promise<void>
+}
+
+/** An engine failure the job reports with this code (`fetch_failed`, `render_failed`, `blocked_url`, …). */
+export class EngineError extends Error {
+  override name = 'EngineError'
+  readonly code: string
+  constructor(code: string, message: string) {
+    super(message)
+    this.code = code
+  }
+}

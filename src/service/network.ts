@@ -1,0 +1,78 @@
+/**
+ * Which addresses the service refuses to fetch for a caller: loopback, private, link-local
+ * (cloud metadata lives there), multicast, unspecified and other special ranges, and
+ * anything but http(s). Checked on the URL at generate (an IP literal or `localhost` → 400)
+ * and again on what its hostname resolves to before the job runs (→ failed `blocked_url`).
+ */
+import { lookup } from 'node:dns/promises'
+import { BlockList, isIP } from 'node:net'
+
+const blocked = new BlockList()
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], // "this network", unspecified
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // carrier-grade NAT; 100.100.100.200 is a cloud metadata address
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local; 169.254.169.254 is the cloud metadata address
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  blocked.addSubnet(network, prefix, 'ipv4')
+}
+for (const [network, prefix] of [
+  ['::', 128], // unspecified
+  ['::1', 128],
+  ['64:ff9b::', 96], // NAT64 of any IPv4, private ones included
+  ['fc00::', 7], // unique local; fd00:ec2::254 is a cloud metadata address
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  blocked.addSubnet(network, prefix, 'ipv6')
+}
+
+const MAPPED_V4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
+
+/** True when an IP address is one the service must not fetch for a caller. */
+export function isBlockedAddress(address: string): boolean {
+  const mapped = MAPPED_V4.exec(address)
+  if (mapped) return isBlockedAddress(mapped[1]!)
+  const family = isIP(address)
+  if (family === 4) return blocked.check(address, 'ipv4')
+  if (family === 6) return blocked.check(address, 'ipv6')
+  return true
+}
+
+function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+}
+
+/** Why the URL itself is refused (scheme, IP literal, localhost), or null. DNS comes later. */
+export function refusedUrl(url: URL): string | null {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${url.protocol} URLs are not fetched`
+  const host = hostOf(url).toLowerCase()
+  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is a loopback name`
+  if (isIP(host) && isBlockedAddress(host)) return `${host} is a loopback, private, link-local or otherwise internal address`
+  return null
+}
+
+export type Resolver = (hostname: string) => Promise<string[]>
+
+export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
+
+/** Why the URL's host resolves somewhere refused, or null. A name that does not resolve is the engine's to report. */
+export async function refusedResolution(url: URL, resolve: Resolver): Promise<string | null> {
+  const host = hostOf(url)
+  if (isIP(host)) return isBlockedAddress(host) ? `${host} is an internal address` : null
+  let addresses: string[]
+  try {
+    addresses = await resolve(host)
+  } catch {
+    return null
+  }
+  const inside = addresses.find(isBlockedAddress)
+  return inside ? `${host} resolves to ${inside}, an internal address` : null
+}

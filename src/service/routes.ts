@@ -1,0 +1,246 @@
+/**
+ * The API's four endpoints over a store, the limits and the queue: one function from a
+ * request (method, path, query, headers, body text) to an answer (status, headers, JSON).
+ * The order of checks: path, method, token, rate (401 and 429 are not counted), then the
+ * endpoint's own.
+ */
+import { randomBytes } from 'node:crypto'
+import {
+  API_PATHS,
+  ContractViolation,
+  IDEMPOTENCY_KEY_PATTERN,
+  JOBS_LIMIT,
+  JOB_ID_PATTERN,
+  JOB_STATUSES,
+  PLAN_MONTHLY_GENERATIONS,
+  PLAN_REQUESTS_PER_MINUTE,
+  DEFAULT_VIEWPORTS,
+  errorBodyToWire,
+  jobDataToWire,
+  jobToWire,
+  parseGenerateRequest,
+  usageToWire,
+  type JobStatus,
+} from '../api/contract.ts'
+import { bearerToken, hashToken, sameHash } from './auth.ts'
+import { quotaPeriod, quotaResetsAt, type SlidingWindows } from './limits.ts'
+import { refusedUrl } from './network.ts'
+import type { JobQueue } from './queue.ts'
+import type { Store, StoredJob, TokenRecord } from './store/types.ts'
+
+export interface ApiRequest {
+  method: string
+  /** Path without the query. */
+  path: string
+  query: URLSearchParams
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+export interface ApiAnswer {
+  status: number
+  headers: Record<string, string>
+  body: unknown
+}
+
+export interface RouteContext {
+  store: Store
+  windows: SlidingWindows
+  queue: JobQueue
+  now: () => number
+  allowPrivateNetworks: boolean
+}
+
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+const JOB_DATA_PATH = /^\/api\/critical-css\/job\/([^/]*)\/data$/
+
+function error(status: number, code: string, message: string, headers: Record<string, string> = {}): ApiAnswer {
+  return { status, headers, body: errorBodyToWire({ code, message }) }
+}
+
+function header(request: ApiRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** Which endpoint a path is, and the methods it allows. */
+function routeOf(path: string): { name: 'generate' | 'data' | 'jobs' | 'usage'; allow: string; jobId?: string } | null {
+  if (path === API_PATHS.generate) return { name: 'generate', allow: 'POST' }
+  if (path === API_PATHS.jobs) return { name: 'jobs', allow: 'GET' }
+  if (path === API_PATHS.usage) return { name: 'usage', allow: 'GET' }
+  const data = JOB_DATA_PATH.exec(path)
+  if (data) {
+    let jobId: string
+    try {
+      jobId = decodeURIComponent(data[1]!)
+    } catch {
+      jobId = ''
+    }
+    return { name: 'data', allow: 'GET', jobId }
+  }
+  return null
+}
+
+function limitOf(token: TokenRecord): number | null {
+  return PLAN_REQUESTS_PER_MINUTE[token.plan]
+}
+
+function quotaOf(token: TokenRecord): number | null {
+  return token.quota ?? PLAN_MONTHLY_GENERATIONS[token.plan]
+}
+
+function isExpired(token: TokenRecord, now: number): boolean {
+  return token.expiresAt !== null && Date.parse(token.expiresAt) <= now
+}
+
+function newJobId(): string {
+  return `j_${randomBytes(12).toString('base64url')}`
+}
+
+/** Looks the token up by its hash and confirms it in constant time. */
+function authenticate(request: ApiRequest, store: Store): TokenRecord | null {
+  const token = bearerToken(header(request, 'authorization'))
+  if (token === null) return null
+  const hash = hashToken(token)
+  const record = store.tokenByHash(hash)
+  return record && sameHash(record.hash, hash) ? record : null
+}
+
+export function handleApiRequest(request: ApiRequest, context: RouteContext): ApiAnswer {
+  const route = routeOf(request.path)
+  if (route === null) return error(404, 'not_found', `No endpoint at ${request.path.slice(0, 200)}.`)
+  if (request.method !== route.allow) {
+    return error(405, 'method_not_allowed', `Use ${route.allow} for ${request.path.slice(0, 200)}.`, { allow: route.allow })
+  }
+  const token = authenticate(request, context.store)
+  if (token === null) return error(401, 'unauthorized', 'Missing, malformed or unknown API token.')
+
+  const now = context.now()
+  const decision = context.windows.take(token.id, limitOf(token), now)
+  if (!decision.allowed) {
+    return error(429, 'rate_limited', `Rate limit of ${limitOf(token)} requests per minute reached; retry after ${decision.retryAfterSeconds} s.`, {
+      'retry-after': String(decision.retryAfterSeconds),
+    })
+  }
+  const rateHeaders: Record<string, string> =
+    decision.remaining === null
+      ? {}
+      : { 'ratelimit-limit': String(limitOf(token)), 'ratelimit-remaining': String(decision.remaining), 'ratelimit-reset': String(decision.resetSeconds) }
+  const answer = answerRoute(route, request, token, context, now)
+  return { ...answer, headers: { ...rateHeaders, ...answer.headers } }
+}
+
+function answerRoute(
+  route: NonNullable<ReturnType<typeof routeOf>>,
+  request: ApiRequest,
+  token: TokenRecord,
+  context: RouteContext,
+  now: number,
+): ApiAnswer {
+  switch (route.name) {
+    case 'generate':
+      return generate(request, token, context, now)
+    case 'data': {
+      const job = JOB_ID_PATTERN.test(route.jobId ?? '') ? context.store.job(route.jobId!) : null
+      if (!job || job.tokenId !== token.id) return error(404, 'not_found', 'No such job.')
+      return { status: 200, headers: {}, body: jobDataToWire(job) }
+    }
+    case 'jobs':
+      return listJobs(request, token, context)
+    case 'usage':
+      return usage(token, context, now)
+  }
+}
+
+function generate(request: ApiRequest, token: TokenRecord, context: RouteContext, now: number): ApiAnswer {
+  const { store, queue } = context
+  let input: unknown
+  try {
+    input = JSON.parse(request.body)
+  } catch {
+    return error(400, 'invalid_request', 'The body is not JSON.')
+  }
+  let parsed: ReturnType<typeof parseGenerateRequest>
+  try {
+    parsed = parseGenerateRequest(input)
+  } catch (caught) {
+    if (caught instanceof ContractViolation) return error(400, 'invalid_request', caught.message)
+    throw caught
+  }
+  if (!context.allowPrivateNetworks) {
+    const refused = refusedUrl(new URL(parsed.url))
+    if (refused) return error(400, 'invalid_request', `The url is not fetched: ${refused}.`)
+  }
+  const key = header(request, 'idempotency-key')
+  if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    return error(400, 'invalid_request', 'Idempotency-Key must be 1–255 printable ASCII characters.')
+  }
+  const stamp = new Date(now).toISOString()
+  if (key !== undefined) {
+    const known = store.idempotentJob(token.id, key, new Date(now - IDEMPOTENCY_TTL_MS).toISOString())
+    const job = known === null ? null : store.job(known)
+    if (job) return jobAnswer(job)
+  }
+  if (isExpired(token, now)) return error(402, 'subscription_expired', `The subscription expired on ${token.expiresAt}.`)
+  const period = quotaPeriod(now)
+  const quota = quotaOf(token)
+  if (quota !== null && store.generations(token.id, period) >= quota) {
+    return error(402, 'plan_limit_reached', `The plan's ${quota} generations for ${period} are used up; the quota resets at ${quotaResetsAt(now)}.`)
+  }
+  const job: StoredJob = {
+    id: newJobId(),
+    tokenId: token.id,
+    url: parsed.url,
+    status: 'queued',
+    cssAvailable: false,
+    createdAt: stamp,
+    updatedAt: stamp,
+    error: null,
+    css: null,
+    cssBytes: null,
+    viewports: parsed.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
+    durationMs: null,
+  }
+  store.addJob(job)
+  store.countGeneration(token.id, period)
+  if (key !== undefined) store.rememberIdempotency(token.id, key, job.id, stamp)
+  queue.enqueue(job)
+  return jobAnswer(job)
+}
+
+/** 202 with Location for a pending job; 200 with the data for a finished one (a repeated key). */
+function jobAnswer(job: StoredJob): ApiAnswer {
+  if (job.status === 'done' || job.status === 'failed') return { status: 200, headers: {}, body: jobDataToWire(job) }
+  return { status: 202, headers: { location: `/api/critical-css/job/${job.id}/data` }, body: jobToWire(job) }
+}
+
+function listJobs(request: ApiRequest, token: TokenRecord, context: RouteContext): ApiAnswer {
+  const limitText = request.query.get('limit')
+  const limit = limitText === null ? JOBS_LIMIT.default : Number(limitText)
+  if (!/^\d+$/.test(limitText ?? '20') || !Number.isInteger(limit) || limit < JOBS_LIMIT.min || limit > JOBS_LIMIT.max) {
+    return error(400, 'invalid_request', `limit must be a whole number from ${JOBS_LIMIT.min} to ${JOBS_LIMIT.max}.`)
+  }
+  const status = request.query.get('status')
+  if (status !== null && !(JOB_STATUSES as readonly string[]).includes(status)) {
+    return error(400, 'invalid_request', `status must be one of ${JOB_STATUSES.join(', ')}.`)
+  }
+  const jobs = context.store.listJobs(token.id, { limit, status: (status ?? undefined) as JobStatus | undefined })
+  return { status: 200, headers: {}, body: { jobs: jobs.map(jobToWire) } }
+}
+
+function usage(token: TokenRecord, context: RouteContext, now: number): ApiAnswer {
+  const limit = limitOf(token)
+  const window = context.windows.peek(token.id, limit, now)
+  const period = quotaPeriod(now)
+  return {
+    status: 200,
+    headers: {},
+    body: usageToWire({
+      plan: token.plan,
+      subscription: { status: isExpired(token, now) ? 'expired' : 'active', expiresAt: token.expiresAt },
+      rateLimit: { requestsPerMinute: limit, remaining: window.remaining, resetSeconds: window.resetSeconds },
+      quota: { period: 'month', generationsLimit: quotaOf(token), generationsUsed: context.store.generations(token.id, period), resetsAt: quotaResetsAt(now) },
+      stats: context.store.stats(token.id),
+    }),
+  }
+}

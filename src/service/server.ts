@@ -1,0 +1,222 @@
+/**
+ * `startService(options)`: the reference Critical CSS Generation API on node:http. Bodies
+ * are read up to 16 KiB (413 beyond), every answer is JSON, a fault is a 500 that says
+ * nothing internal, and `close()` stops accepting (503 + Retry-After), lets jobs in flight
+ * finish or go back to the queue, then closes the store and the engine.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../api/contract.ts'
+import { hashToken } from './auth.ts'
+import type { Engine } from './engine.ts'
+import { SlidingWindows } from './limits.ts'
+import { refusedResolution, systemResolver, type Resolver } from './network.ts'
+import { JobQueue } from './queue.ts'
+import { handleApiRequest, type ApiAnswer } from './routes.ts'
+import { EngineError } from './engine.ts'
+import { createMemoryStore } from './store/memory.ts'
+import type { Store, TokenRecord } from './store/types.ts'
+
+export interface ServiceToken {
+  token: string
+  plan: Plan
+  /** ISO time after which generate answers 402 subscription_expired. */
+  expiresAt?: string
+  /** Generations per calendar month; default: the plan's. */
+  quota?: number
+}
+
+export interface ServiceOptions {
+  /** 0 (default): an ephemeral port. */
+  port?: number
+  /** Default 127.0.0.1. */
+  host?: string
+  /** Tokens to accept (kept as hashes), besides those a `dataDir` store already has. */
+  tokens?: ServiceToken[]
+  /** Keep jobs, results, usage and tokens in SQLite here; default: in memory. */
+  dataDir?: string
+  /** What makes the CSS; default: the Chromium engine. */
+  engine?: Engine
+  /** Jobs rendered at once. Default 2. */
+  workers?: number
+  /** A job's deadline; past it the job fails with `timeout`. Default 60 000 ms. */
+  jobTimeoutMs?: number
+  /** Fetch loopback and private addresses too (the embedded mode, bound to 127.0.0.1). Default false. */
+  allowPrivateNetworks?: boolean
+  /** Length of the rate limit's sliding window. Default 60 000 ms (the contract's minute). */
+  rateWindowMs?: number
+  /** Structured log lines (never a token). Default: none. */
+  log?: (line: Record<string, unknown>) => void
+  /** Resolves hostnames for the network policy; default: the system resolver. */
+  resolve?: Resolver
+  /** Time source, for tests. */
+  now?: () => number
+}
+
+export interface RunningService {
+  /** Base URL, e.g. `http://127.0.0.1:8787`. */
+  url: string
+  close(): Promise<void>
+}
+
+const CLOSE_GRACE_MS = 10_000
+const SHUTDOWN_RETRY_AFTER_S = 5
+
+/** The id `token list` shows: derived from the hash, so the same token keeps its id. */
+export function tokenId(hash: string): string {
+  return `tok_${hash.slice(0, 16)}`
+}
+
+function tokenRecord(token: ServiceToken, createdAt: string): TokenRecord {
+  const hash = hashToken(token.token)
+  return {
+    id: tokenId(hash),
+    hash,
+    plan: token.plan,
+    expiresAt: token.expiresAt ?? null,
+    quota: token.quota ?? null,
+    createdAt,
+    revokedAt: null,
+  }
+}
+
+async function openStore(dataDir: string | undefined): Promise<Store> {
+  if (dataDir === undefined) return createMemoryStore()
+  throw new TypeError('startService: `dataDir` (the SQLite store) is not part of this version yet; leave it out to keep data in memory.')
+}
+
+async function defaultEngine(): Promise<Engine> {
+  throw new TypeError('startService: no `engine` given, and the Chromium engine is not part of this version yet; pass an engine.')
+}
+
+function send(res: ServerResponse, answer: ApiAnswer): void {
+  const body = JSON.stringify(answer.body)
+  res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...answer.headers })
+  res.end(body)
+}
+
+/** Reads the body up to the limit; null when it is larger. */
+function readBody(req: IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0)
+    if (declared > MAX_BODY_BYTES) {
+      req.resume()
+      resolve(null)
+      return
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    let tooLarge = false
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) tooLarge = true
+      else chunks.push(chunk)
+    })
+    req.on('end', () => resolve(tooLarge ? null : Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}
+
+export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
+  const now = options.now ?? Date.now
+  const log = options.log ?? (() => {})
+  const store = await openStore(options.dataDir)
+  const createdAt = new Date(now()).toISOString()
+  for (const token of options.tokens ?? []) {
+    const record = tokenRecord(token, createdAt)
+    if (!store.tokenByHash(record.hash)) store.addToken(record)
+  }
+  const engine = options.engine ?? (await defaultEngine())
+  const allowPrivateNetworks = options.allowPrivateNetworks ?? false
+  const resolver = options.resolve ?? systemResolver
+  const queue = new JobQueue({
+    store,
+    engine,
+    workers: options.workers ?? 2,
+    jobTimeoutMs: options.jobTimeoutMs ?? 60_000,
+    now,
+    log,
+    beforeRun: allowPrivateNetworks
+      ? undefined
+      : async (job) => {
+          const refused = await refusedResolution(new URL(job.url), resolver)
+          if (refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${refused}.`)
+        },
+  })
+  const windows = new SlidingWindows(options.rateWindowMs ?? RATE_WINDOW_MS)
+  let closing = false
+
+  const sockets = new Set<Socket>()
+  const server = createServer((req, res) => {
+    const started = now()
+    const url = new URL(req.url ?? '/', 'http://service.invalid')
+    const finish = (answer: ApiAnswer): void => {
+      send(res, answer)
+      log({ event: 'request', method: req.method, path: url.pathname.slice(0, 200), status: answer.status, ms: now() - started })
+    }
+    if (closing) {
+      req.resume()
+      finish({ status: 503, headers: { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' }, body: errorBodyToWire({ code: 'unavailable', message: 'The service is shutting down.' }) })
+      return
+    }
+    readBody(req).then(
+      (body) => {
+        if (body === null) {
+          finish({ status: 413, headers: { connection: 'close' }, body: errorBodyToWire({ code: 'payload_too_large', message: `The body is larger than ${MAX_BODY_BYTES} bytes.` }) })
+          return
+        }
+        let answer: ApiAnswer
+        try {
+          answer = handleApiRequest(
+            { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body },
+            { store, windows, queue, now, allowPrivateNetworks },
+          )
+        } catch (error) {
+          log({ event: 'fault', path: url.pathname.slice(0, 200), error: error instanceof Error ? error.name : 'unknown' })
+          answer = { status: 500, headers: {}, body: errorBodyToWire({ code: 'internal', message: 'The service failed on this request.' }) }
+        }
+        finish(answer)
+      },
+      () => res.destroy(),
+    )
+  })
+  server.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n')
+  })
+
+  queue.restore()
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  const url = `http://${host}:${address.port}`
+  log({ event: 'listening', url })
+
+  let closed: Promise<void> | null = null
+  return {
+    url,
+    close() {
+      closed ??= (async () => {
+        closing = true
+        await queue.close(Math.min(CLOSE_GRACE_MS, options.jobTimeoutMs ?? 60_000))
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeIdleConnections()
+          setTimeout(() => {
+            for (const socket of sockets) socket.destroy()
+          }, 1000).unref()
+        })
+        store.close()
+        await engine.close?.()
+        log({ event: 'closed' })
+      })()
+      return closed
+    },
+  }
+}

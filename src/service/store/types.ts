@@ -1,0 +1,61 @@
+/**
+ * What the reference service keeps: tokens (as hashes), jobs with their results, monthly
+ * generation counts and idempotency keys. Two implementations: in memory (default) and
+ * SQLite (`dataDir`). Every method is synchronous: both stores answer from the process.
+ */
+import type { JobData, JobStatus, Plan } from '../../api/contract.ts'
+
+export interface TokenRecord {
+  /** Public id (`tok_…`), shown by `token list`; never the token. */
+  id: string
+  /** Hex SHA-256 of the token. */
+  hash: string
+  plan: Plan
+  expiresAt: string | null
+  /** Generations per month; null: the plan's. */
+  quota: number | null
+  createdAt: string
+  revokedAt: string | null
+}
+
+export interface StoredJob extends JobData {
+  tokenId: string
+}
+
+export interface JobStats {
+  jobsTotal: number
+  jobsQueued: number
+  jobsProcessing: number
+  jobsDone: number
+  jobsFailed: number
+  cssBytesTotal: number
+}
+
+export interface Store {
+  addToken(record: TokenRecord): void
+  /** The unrevoked token with this hash. */
+  tokenByHash(hash: string): TokenRecord | null
+  listTokens(): TokenRecord[]
+  /** False when no such token. */
+  revokeToken(id: string, at: string): boolean
+
+  addJob(job: StoredJob): void
+  job(id: string): StoredJob | null
+  /** Replaces the job's fields with `patch`; returns the updated job. */
+  updateJob(id: string, patch: Partial<Omit<StoredJob, 'id' | 'tokenId' | 'createdAt'>>): StoredJob | null
+  /** A token's jobs, newest first. */
+  listJobs(tokenId: string, query: { limit: number; status?: JobStatus | undefined }): StoredJob[]
+  /** Jobs in `status`, oldest first: the queue to restore on start. */
+  jobsWithStatus(status: JobStatus): StoredJob[]
+  stats(tokenId: string): JobStats
+
+  /** Generations counted for the token in `period` (`2026-11`). */
+  generations(tokenId: string, period: string): number
+  countGeneration(tokenId: string, period: string): void
+
+  /** The job a key named within the last 24 h, if any. */
+  idempotentJob(tokenId: string, key: string, notBefore: string): string | null
+  rememberIdempotency(tokenId: string, key: string, jobId: string, at: string): void
+
+  close(): void
+}

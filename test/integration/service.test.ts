@@ -1,0 +1,291 @@
+/**
+ * The reference service through HTTP, with raw requests and with the project's own
+ * client: the contract's error table, rate limits per plan on a short window, quota and
+ * expiry, token isolation, idempotency, the network policy, the queue and shutdown.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { createClient } from '../../src/client.ts'
+import { startService, type ServiceOptions, type RunningService } from '../../src/service/server.ts'
+import { createStubEngine, stubCss, type StubBehaviour, type StubEngine } from '../fixtures/stub-engine.ts'
+
+const FREE = 'tok_service_free_0123456789'
+const PRO = 'tok_service_pro_0123456789a'
+const ENT = 'tok_service_ent_0123456789a'
+const OTHER = 'tok_service_other_012345678'
+const PAGE = 'https://example.com/pricing'
+const GENERATE = '/api/critical-css/generate'
+
+const running: RunningService[] = []
+afterEach(async () => {
+  for (const service of running.splice(0)) await service.close()
+})
+
+interface Setup {
+  service: RunningService
+  engine: StubEngine
+  lines: Record<string, unknown>[]
+}
+
+async function setup(options: Partial<ServiceOptions> = {}, behaviour?: (url: string) => StubBehaviour): Promise<Setup> {
+  const engine = createStubEngine(behaviour)
+  const lines: Record<string, unknown>[] = []
+  const service = await startService({
+    tokens: [
+      { token: FREE, plan: 'free' },
+      { token: PRO, plan: 'pro' },
+      { token: ENT, plan: 'ent' },
+      { token: OTHER, plan: 'ent' },
+    ],
+    engine,
+    resolve: async () => ['93.184.216.34'],
+    log: (line) => lines.push(line),
+    ...options,
+  })
+  running.push(service)
+  return { service, engine, lines }
+}
+
+async function call(service: RunningService, path: string, init: { method?: string; token?: string | null; body?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...init.headers }
+  if (init.token !== null) headers.authorization = `Bearer ${init.token ?? ENT}`
+  if (init.body !== undefined) headers['content-type'] = 'application/json'
+  const response = await fetch(service.url + path, { method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'), headers, body: init.body })
+  const text = await response.text()
+  let json: unknown = null
+  try {
+    json = JSON.parse(text)
+  } catch {
+    // not JSON
+  }
+  return { status: response.status, headers: response.headers, json: json as Record<string, any>, text }
+}
+
+const generateBody = (url = PAGE, extra: Record<string, unknown> = {}) => JSON.stringify({ url, ...extra })
+
+describe('the error table', () => {
+  it('answers every error with the contract body', async () => {
+    const { service } = await setup()
+    const cases: [Promise<{ status: number; json: Record<string, any>; headers: Headers }>, number, string][] = [
+      [call(service, GENERATE, { body: '{not json' }), 400, 'invalid_request'],
+      [call(service, GENERATE, { body: generateBody('ftp://example.com/') }), 400, 'invalid_request'],
+      [call(service, GENERATE, { body: generateBody(PAGE, { viewports: [{ width: 10, height: 10 }] }) }), 400, 'invalid_request'],
+      [call(service, '/api/critical-css/jobs?limit=0'), 400, 'invalid_request'],
+      [call(service, '/api/critical-css/jobs?status=running'), 400, 'invalid_request'],
+      [call(service, '/api/critical-css/usage', { token: null }), 401, 'unauthorized'],
+      [call(service, '/api/critical-css/usage', { token: 'tok_unknown_000000000000' }), 401, 'unauthorized'],
+      [call(service, '/api/critical-css/usage', { headers: { authorization: 'Basic abc' }, token: null }), 401, 'unauthorized'],
+      [call(service, '/api/critical-css/job/j_nope/data'), 404, 'not_found'],
+      [call(service, '/api/critical-css/job/..%2F..%2Fetc/data'), 404, 'not_found'],
+      [call(service, '/nowhere'), 404, 'not_found'],
+      [call(service, GENERATE, { method: 'GET' }), 405, 'method_not_allowed'],
+      [call(service, GENERATE, { body: JSON.stringify({ url: PAGE, pad: 'x'.repeat(17 * 1024) }) }), 413, 'payload_too_large'],
+    ]
+    for (const [answer, status, code] of cases) {
+      const { status: got, json } = await answer
+      expect([got, json?.error?.code], code).toEqual([status, code])
+      expect(typeof json.error.message).toBe('string')
+    }
+    expect((await call(service, GENERATE, { method: 'GET' })).headers.get('allow')).toBe('POST')
+    expect((await call(service, '/api/critical-css/usage', { method: 'POST', body: '{}' })).headers.get('allow')).toBe('GET')
+  })
+
+  it('402: quota per month and expiry, on generate only; usage still answers', async () => {
+    const { service } = await setup({
+      tokens: [
+        { token: FREE, plan: 'free', quota: 1 },
+        { token: PRO, plan: 'pro', expiresAt: '2020-01-01T00:00:00.000Z' },
+      ],
+    })
+    expect((await call(service, GENERATE, { token: FREE, body: generateBody() })).status).toBe(202)
+    const over = await call(service, GENERATE, { token: FREE, body: generateBody() })
+    expect([over.status, over.json.error.code]).toEqual([402, 'plan_limit_reached'])
+    const expired = await call(service, GENERATE, { token: PRO, body: generateBody() })
+    expect([expired.status, expired.json.error.code]).toEqual([402, 'subscription_expired'])
+    const usage = await call(service, '/api/critical-css/usage', { token: PRO })
+    expect(usage.status).toBe(200)
+    expect(usage.json.subscription).toEqual({ status: 'expired', expires_at: '2020-01-01T00:00:00.000Z' })
+    const freeUsage = await call(service, '/api/critical-css/usage', { token: FREE })
+    expect(freeUsage.json.quota).toMatchObject({ period: 'month', generations_limit: 1, generations_used: 1 })
+  })
+})
+
+describe('rate limits', () => {
+  it.each([
+    ['free', FREE, 5],
+    ['pro', PRO, 60],
+  ])('%s: exactly %#… requests per window, 429 not counted, Retry-After true', async (_plan, token, limit) => {
+    const { service } = await setup({ rateWindowMs: 3000 })
+    const first = Date.now()
+    const answers = []
+    for (let i = 0; i < limit; i++) answers.push(await call(service, '/api/critical-css/usage', { token }))
+    expect(answers.every((a) => a.status === 200)).toBe(true)
+    expect(answers.at(-1)!.headers.get('ratelimit-remaining')).toBe('0')
+    expect(answers[0]!.headers.get('ratelimit-limit')).toBe(String(limit))
+    const refused = await call(service, '/api/critical-css/usage', { token })
+    expect(refused.status).toBe(429)
+    expect(refused.json.error.code).toBe('rate_limited')
+    const retry = Number(refused.headers.get('retry-after'))
+    expect(retry).toBeGreaterThanOrEqual(1)
+    expect(refused.headers.get('ratelimit-limit')).toBeNull()
+    // Waiting what Retry-After says is enough, whatever the 429s in between.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, first + retry * 1000 - Date.now()) + 20))
+    expect((await call(service, '/api/critical-css/usage', { token })).status).toBe(200)
+  }, 20_000)
+
+  it('ent: unlimited and without RateLimit headers; one token does not spend another\'s', async () => {
+    const { service } = await setup({ rateWindowMs: 60_000 })
+    for (let i = 0; i < 5; i++) await call(service, '/api/critical-css/usage', { token: FREE })
+    expect((await call(service, '/api/critical-css/usage', { token: FREE })).status).toBe(429)
+    const ent = await Promise.all(Array.from({ length: 100 }, () => call(service, '/api/critical-css/usage', { token: ENT })))
+    expect(ent.every((a) => a.status === 200 && a.headers.get('ratelimit-limit') === null)).toBe(true)
+    expect((await call(service, '/api/critical-css/usage', { token: PRO })).status).toBe(200)
+  })
+})
+
+describe('jobs', () => {
+  it('generate → queued → done through the project client, with the engine\'s CSS', async () => {
+    const { service, engine } = await setup({}, () => ({ delayMs: 50 }))
+    const client = createClient({ baseUrl: service.url, token: ENT })
+    try {
+      const job = await client.generate(PAGE, { viewports: [{ width: 800, height: 600 }] })
+      const data = await client.waitForCss(job, { deadline: Date.now() + 10_000 })
+      expect(data).toMatchObject({ status: 'done', cssAvailable: true, url: PAGE, viewports: [{ width: 800, height: 600 }] })
+      expect(data.css).toBe(stubCss({ url: PAGE, viewports: [{ width: 800, height: 600 }] }))
+      expect(data.cssBytes).toBe(Buffer.byteLength(data.css!))
+      expect(engine.calls).toHaveLength(1)
+      const usage = await client.usage()
+      expect(usage.stats).toMatchObject({ jobsTotal: 1, jobsDone: 1, cssBytesTotal: data.cssBytes })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('202 carries Location; list is newest first and token-scoped; another token\'s job is a 404', async () => {
+    const { service } = await setup({}, () => ({ delayMs: 10_000 }))
+    const a = await call(service, GENERATE, { body: generateBody(`${PAGE}/a`) })
+    const b = await call(service, GENERATE, { body: generateBody(`${PAGE}/b`) })
+    expect(a.status).toBe(202)
+    expect(a.headers.get('location')).toBe(`/api/critical-css/job/${a.json.id}/data`)
+    const list = await call(service, '/api/critical-css/jobs')
+    expect(list.json.jobs.map((job: { id: string }) => job.id)).toEqual([b.json.id, a.json.id])
+    expect(list.json.jobs[0]).not.toHaveProperty('css')
+    expect((await call(service, '/api/critical-css/jobs', { token: OTHER })).json.jobs).toEqual([])
+    const theirs = await call(service, `/api/critical-css/job/${a.json.id}/data`, { token: OTHER })
+    const unknown = await call(service, '/api/critical-css/job/j_unknown/data', { token: OTHER })
+    expect([theirs.status, theirs.text]).toEqual([unknown.status, unknown.text])
+  })
+
+  it('idempotency: the same key and token give the same job, counted once', async () => {
+    const { service } = await setup({ tokens: [{ token: FREE, plan: 'free', quota: 1 }, { token: OTHER, plan: 'ent' }] })
+    const headers = { 'idempotency-key': 'build-42-page-1' }
+    const first = await call(service, GENERATE, { token: FREE, body: generateBody(), headers })
+    const again = await call(service, GENERATE, { token: FREE, body: generateBody(), headers })
+    expect(again.json.id).toBe(first.json.id)
+    const usage = await call(service, '/api/critical-css/usage', { token: FREE })
+    expect(usage.json.quota.generations_used).toBe(1)
+    // Another token with the same key gets its own job.
+    const other = await call(service, GENERATE, { token: OTHER, body: generateBody(), headers })
+    expect(other.json.id).not.toBe(first.json.id)
+  })
+
+  it('a failed engine, a crash and a deadline become failed jobs with contract codes', async () => {
+    const { service } = await setup({ jobTimeoutMs: 300 }, (url) =>
+      url.endsWith('/fail') ? { fail: { code: 'fetch_failed', message: 'HTTP 500 from the page' } } : url.endsWith('/crash') ? { crash: true } : url.endsWith('/slow') ? { delayMs: 5000, ignoreAbort: true } : {},
+    )
+    const client = createClient({ baseUrl: service.url, token: ENT })
+    try {
+      const outcomes: Record<string, unknown> = {}
+      for (const name of ['fail', 'crash', 'slow']) {
+        const job = await client.generate(`${PAGE}/${name}`)
+        outcomes[name] = await client.waitForCss(job, { deadline: Date.now() + 10_000 }).then(
+          () => 'done',
+          (error: { code: string; message: string }) => [error.code, error.message],
+        )
+      }
+      expect((outcomes.fail as string[])[0]).toBe('fetch_failed')
+      expect((outcomes.crash as string[])[0]).toBe('internal')
+      expect((outcomes.crash as string[])[1]).not.toContain('/secret/internal/path')
+      expect((outcomes.slow as string[])[0]).toBe('timeout')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('round-robin between tokens: one token\'s 20 jobs do not starve another\'s one', async () => {
+    // No DNS check before each job: a job's engine call then starts as it leaves the queue.
+    const { service, engine } = await setup({ workers: 1, allowPrivateNetworks: true }, () => ({ delayMs: 20 }))
+    for (let i = 0; i < 20; i++) await call(service, GENERATE, { token: ENT, body: generateBody(`${PAGE}/many-${i}`) })
+    await call(service, GENERATE, { token: OTHER, body: generateBody(`${PAGE}/one`) })
+    // Jobs started before the other token's one arrived. The first token's turn was already
+    // in line, so the other's job is at most the second to start after that.
+    const startedBefore = engine.calls.length
+    const client = createClient({ baseUrl: service.url, token: OTHER })
+    try {
+      const [job] = await client.jobs()
+      await client.waitForCss(job!, { deadline: Date.now() + 10_000 })
+    } finally {
+      await client.close()
+    }
+    expect(startedBefore).toBeLessThan(20)
+    expect(engine.calls.findIndex((input) => input.url.endsWith('/one'))).toBeLessThanOrEqual(startedBefore + 1)
+    expect(engine.maxConcurrent).toBe(1)
+  })
+})
+
+describe('network policy', () => {
+  it.each(['http://127.0.0.1/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://localhost:8080/', 'file:///etc/passwd'])(
+    'refuses %s at generate',
+    async (url) => {
+      const { service, engine } = await setup()
+      const answer = await call(service, GENERATE, { body: generateBody(url) })
+      expect([answer.status, answer.json.error.code]).toEqual([400, 'invalid_request'])
+      expect(engine.calls).toEqual([])
+    },
+  )
+
+  it('fails a job blocked_url when its hostname resolves to loopback, without rendering it', async () => {
+    const { service, engine } = await setup({ resolve: async (host) => (host === 'sneaky.example' ? ['127.0.0.1'] : ['93.184.216.34']) })
+    const client = createClient({ baseUrl: service.url, token: ENT })
+    try {
+      const job = await client.generate('http://sneaky.example/')
+      const error = await client.waitForCss(job, { deadline: Date.now() + 10_000 }).catch((caught: { code: string }) => caught)
+      expect(error).toMatchObject({ code: 'blocked_url' })
+      expect(engine.calls).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('allowPrivateNetworks lets loopback through (the embedded mode)', async () => {
+    const { service } = await setup({ allowPrivateNetworks: true, resolve: async () => ['127.0.0.1'] })
+    expect((await call(service, GENERATE, { body: generateBody('http://127.0.0.1:5173/') })).status).toBe(202)
+  })
+})
+
+describe('shutdown', () => {
+  it('finishes jobs in flight, answers 503 with Retry-After meanwhile, closes the engine', async () => {
+    const { service, engine } = await setup({}, () => ({ delayMs: 300 }))
+    const started = await call(service, GENERATE, { body: generateBody() })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const closing = service.close()
+    const during = await call(service, '/api/critical-css/usage').catch(() => null)
+    if (during) {
+      expect(during.status).toBe(503)
+      expect(during.headers.get('retry-after')).toBe('5')
+    }
+    await closing
+    expect(engine.closed).toBe(true)
+    expect(engine.calls).toHaveLength(1)
+    expect(started.status).toBe(202)
+  })
+
+  it('logs structured lines and never a token', async () => {
+    const { service, lines } = await setup()
+    await call(service, GENERATE, { body: generateBody() })
+    await call(service, '/api/critical-css/usage', { token: 'tok_wrong_token_0000000' })
+    await service.close()
+    const text = JSON.stringify(lines)
+    expect(lines.some((line) => line.event === 'request' && line.status === 202)).toBe(true)
+    for (const token of [ENT, 'tok_wrong_token_0000000']) expect(text).not.toContain(token)
+  })
+})
