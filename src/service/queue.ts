@@ -131,7 +131,7 @@ export class JobQueue {
         return
       }
       const failure = deadline.aborted
-        ? { code: 'timeout', message: `The page did not finish rendering within ${Math.round(jobTimeoutMs / 1000)} s.` }
+        ? { code: 'timeout', message: `The page did not finish rendering within ${jobTimeoutMs < 10_000 ? (jobTimeoutMs / 1000).toFixed(1) : Math.round(jobTimeoutMs / 1000)} s.` }
         : describeFailure(error)
       store.updateJob(id, { status: 'failed', error: failure, durationMs: now() - started, updatedAt: stamp })
       log({ event: 'job_failed', job: id, code: failure.code })

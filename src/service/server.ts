@@ -45,6 +45,8 @@ export interface ServiceOptions {
   allowPrivateNetworks?: boolean
   /** Length of the rate limit's sliding window. Default 60 000 ms (the contract's minute). */
   rateWindowMs?: number
+  /** How long `close()` lets jobs in flight finish before putting them back in the queue. Default 10 000 ms. */
+  shutdownGraceMs?: number
   /** Structured log lines (never a token). Default: none. */
   log?: (line: Record<string, unknown>) => void
   /** Resolves hostnames for the network policy; default: the system resolver. */
@@ -82,7 +84,8 @@ function tokenRecord(token: ServiceToken, createdAt: string): TokenRecord {
 
 async function openStore(dataDir: string | undefined): Promise<Store> {
   if (dataDir === undefined) return createMemoryStore()
-  throw new TypeError('startService: `dataDir` (the SQLite store) is not part of this version yet; leave it out to keep data in memory.')
+  const { openSqliteStore } = await import('./store/sqlite.ts')
+  return openSqliteStore(dataDir)
 }
 
 async function defaultEngine(): Promise<Engine> {
@@ -204,7 +207,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     close() {
       closed ??= (async () => {
         closing = true
-        await queue.close(Math.min(CLOSE_GRACE_MS, options.jobTimeoutMs ?? 60_000))
+        await queue.close(options.shutdownGraceMs ?? CLOSE_GRACE_MS)
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
           server.closeIdleConnections()

@@ -1,0 +1,218 @@
+/**
+ * The SQLite store (`dataDir`): jobs, results, usage counts, idempotency keys and token
+ * hashes in `service.db` under WAL, so a restart loses no finished job. better-sqlite3 is
+ * an optional peer: loaded only when a `dataDir` is given.
+ */
+import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import type Database from 'better-sqlite3'
+import type { JobStatus, Plan, Viewport } from '../../api/contract.ts'
+import type { JobStats, Store, StoredJob, TokenRecord } from './types.ts'
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tokens (
+  id TEXT PRIMARY KEY, hash TEXT UNIQUE NOT NULL, plan TEXT NOT NULL, expires_at TEXT,
+  quota INTEGER, created_at TEXT NOT NULL, revoked_at TEXT);
+CREATE TABLE IF NOT EXISTS jobs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, token_id TEXT NOT NULL,
+  url TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  error_code TEXT, error_message TEXT, css TEXT, css_bytes INTEGER, viewports TEXT NOT NULL,
+  duration_ms INTEGER);
+CREATE INDEX IF NOT EXISTS jobs_by_token ON jobs (token_id, seq);
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, seq);
+CREATE TABLE IF NOT EXISTS generations (
+  token_id TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (token_id, period));
+CREATE TABLE IF NOT EXISTS idempotency (
+  token_id TEXT NOT NULL, key TEXT NOT NULL, job_id TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (token_id, key));
+`
+
+interface TokenRow {
+  id: string
+  hash: string
+  plan: string
+  expires_at: string | null
+  quota: number | null
+  created_at: string
+  revoked_at: string | null
+}
+
+interface JobRow {
+  id: string
+  token_id: string
+  url: string
+  status: string
+  created_at: string
+  updated_at: string
+  error_code: string | null
+  error_message: string | null
+  css: string | null
+  css_bytes: number | null
+  viewports: string
+  duration_ms: number | null
+}
+
+function tokenFromRow(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    hash: row.hash,
+    plan: row.plan as Plan,
+    expiresAt: row.expires_at,
+    quota: row.quota,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  }
+}
+
+function jobFromRow(row: JobRow): StoredJob {
+  const status = row.status as JobStatus
+  return {
+    id: row.id,
+    tokenId: row.token_id,
+    url: row.url,
+    status,
+    cssAvailable: status === 'done' && row.css !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
+    css: row.css,
+    cssBytes: row.css_bytes,
+    viewports: JSON.parse(row.viewports) as Viewport[],
+    durationMs: row.duration_ms,
+  }
+}
+
+function jobToRow(job: StoredJob): JobRow {
+  return {
+    id: job.id,
+    token_id: job.tokenId,
+    url: job.url,
+    status: job.status,
+    created_at: job.createdAt,
+    updated_at: job.updatedAt,
+    error_code: job.error?.code ?? null,
+    error_message: job.error?.message ?? null,
+    css: job.css,
+    css_bytes: job.cssBytes,
+    viewports: JSON.stringify(job.viewports),
+    duration_ms: job.durationMs,
+  }
+}
+
+function loadDriver(): typeof Database {
+  const require = createRequire(import.meta.url)
+  try {
+    return require('better-sqlite3') as typeof Database
+  } catch {
+    throw new TypeError('The service keeps data in SQLite (`dataDir` / --data-dir) through better-sqlite3: install it with `npm install better-sqlite3`.')
+  }
+}
+
+export function openSqliteStore(dataDir: string): Store {
+  mkdirSync(dataDir, { recursive: true })
+  const Driver = loadDriver()
+  const db = new Driver(join(dataDir, 'service.db'))
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.exec(SCHEMA)
+
+  const statements = {
+    addToken: db.prepare('INSERT INTO tokens (id, hash, plan, expires_at, quota, created_at, revoked_at) VALUES (@id, @hash, @plan, @expires_at, @quota, @created_at, @revoked_at)'),
+    tokenByHash: db.prepare('SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL'),
+    listTokens: db.prepare('SELECT * FROM tokens ORDER BY created_at, id'),
+    revokeToken: db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
+    addJob: db.prepare(
+      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms)',
+    ),
+    job: db.prepare('SELECT * FROM jobs WHERE id = ?'),
+    updateJob: db.prepare(
+      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms WHERE id = @id',
+    ),
+    listJobs: db.prepare('SELECT * FROM jobs WHERE token_id = ? ORDER BY seq DESC LIMIT ?'),
+    listJobsWithStatus: db.prepare('SELECT * FROM jobs WHERE token_id = ? AND status = ? ORDER BY seq DESC LIMIT ?'),
+    jobsWithStatus: db.prepare('SELECT * FROM jobs WHERE status = ? ORDER BY seq'),
+    stats: db.prepare(
+      "SELECT COUNT(*) AS total, SUM(status = 'queued') AS queued, SUM(status = 'processing') AS processing, SUM(status = 'done') AS done, SUM(status = 'failed') AS failed, COALESCE(SUM(css_bytes), 0) AS bytes FROM jobs WHERE token_id = ?",
+    ),
+    generations: db.prepare('SELECT count FROM generations WHERE token_id = ? AND period = ?'),
+    countGeneration: db.prepare('INSERT INTO generations (token_id, period, count) VALUES (?, ?, 1) ON CONFLICT (token_id, period) DO UPDATE SET count = count + 1'),
+    idempotentJob: db.prepare('SELECT job_id FROM idempotency WHERE token_id = ? AND key = ? AND at >= ?'),
+    remember: db.prepare('INSERT INTO idempotency (token_id, key, job_id, at) VALUES (?, ?, ?, ?) ON CONFLICT (token_id, key) DO UPDATE SET job_id = excluded.job_id, at = excluded.at'),
+  }
+
+  return {
+    addToken(record) {
+      statements.addToken.run({
+        id: record.id,
+        hash: record.hash,
+        plan: record.plan,
+        expires_at: record.expiresAt,
+        quota: record.quota,
+        created_at: record.createdAt,
+        revoked_at: record.revokedAt,
+      })
+    },
+    tokenByHash(hash) {
+      const row = statements.tokenByHash.get(hash) as TokenRow | undefined
+      return row ? tokenFromRow(row) : null
+    },
+    listTokens() {
+      return (statements.listTokens.all() as TokenRow[]).map(tokenFromRow)
+    },
+    revokeToken(id, at) {
+      return statements.revokeToken.run(at, id).changes > 0
+    },
+
+    addJob(job) {
+      statements.addJob.run(jobToRow(job))
+    },
+    job(id) {
+      const row = statements.job.get(id) as JobRow | undefined
+      return row ? jobFromRow(row) : null
+    },
+    updateJob(id, patch) {
+      const row = statements.job.get(id) as JobRow | undefined
+      if (!row) return null
+      const job = { ...jobFromRow(row), ...patch }
+      statements.updateJob.run(jobToRow(job))
+      return jobFromRow(jobToRow(job))
+    },
+    listJobs(tokenId, query) {
+      const rows = (query.status === undefined ? statements.listJobs.all(tokenId, query.limit) : statements.listJobsWithStatus.all(tokenId, query.status, query.limit)) as JobRow[]
+      return rows.map(jobFromRow)
+    },
+    jobsWithStatus(status) {
+      return (statements.jobsWithStatus.all(status) as JobRow[]).map(jobFromRow)
+    },
+    stats(tokenId) {
+      const row = statements.stats.get(tokenId) as { total: number; queued: number | null; processing: number | null; done: number | null; failed: number | null; bytes: number }
+      const stats: JobStats = {
+        jobsTotal: row.total,
+        jobsQueued: row.queued ?? 0,
+        jobsProcessing: row.processing ?? 0,
+        jobsDone: row.done ?? 0,
+        jobsFailed: row.failed ?? 0,
+        cssBytesTotal: row.bytes,
+      }
+      return stats
+    },
+
+    generations(tokenId, period) {
+      return (statements.generations.get(tokenId, period) as { count: number } | undefined)?.count ?? 0
+    },
+    countGeneration(tokenId, period) {
+      statements.countGeneration.run(tokenId, period)
+    },
+
+    idempotentJob(tokenId, key, notBefore) {
+      return (statements.idempotentJob.get(tokenId, key, notBefore) as { job_id: string } | undefined)?.job_id ?? null
+    },
+    rememberIdempotency(tokenId, key, jobId, at) {
+      statements.remember.run(tokenId, key, jobId, at)
+    },
+
+    close() {
+      db.close()
+    },
+  }
+}
