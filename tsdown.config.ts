@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     client: 'src/client.ts',
     service: 'src/service.ts',
+    cli: 'src/service/cli.ts',
     vite: 'src/vite.ts',
     webpack: 'src/webpack.ts',
     rspack: 'src/rspack.ts',

@@ -1,0 +1,186 @@
+#!/usr/bin/env node
+/**
+ * `critical-css-service`: run the reference service, and manage its tokens.
+ *
+ *   critical-css-service serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--workers 2] [--engine MODULE]
+ *   critical-css-service token create --plan free|pro|ent [--expires 2027-01-01] [--quota N] [--data-dir DIR]
+ *   critical-css-service token list [--data-dir DIR]
+ *   critical-css-service token revoke ID [--data-dir DIR]
+ */
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import { PLANS, type Plan } from '../api/contract.ts'
+import { createToken, hashToken } from './auth.ts'
+import type { Engine } from './engine.ts'
+import { startService, tokenId } from './server.ts'
+
+const DEFAULT_DATA_DIR = './critical-css-data'
+
+const HELP = {
+  main: `critical-css-service — the reference Critical CSS Generation API
+
+Usage:
+  critical-css-service serve [options]          run the API
+  critical-css-service token create [options]   make a token (printed once)
+  critical-css-service token list [options]     ids, plans and expiry of the tokens
+  critical-css-service token revoke ID          stop accepting a token
+
+Each command takes --help. Data lives in --data-dir (default ${DEFAULT_DATA_DIR}).
+`,
+  serve: `critical-css-service serve — run the API
+
+Options:
+  --port N          port to listen on (default 8787; 0 picks a free one)
+  --host ADDR       address to bind (default 127.0.0.1)
+  --data-dir DIR    SQLite data directory (default ${DEFAULT_DATA_DIR})
+  --workers N       pages rendered at once (default 2)
+  --job-timeout S   seconds a page may take (default 60)
+  --engine MODULE   module whose default export is an Engine, or a function returning one
+                    (default: the Chromium engine, when this version has it)
+  --allow-private-networks   also fetch loopback and private addresses
+
+Stops gracefully on SIGTERM and SIGINT: new requests get 503, running jobs finish or
+go back to the queue. Logs one JSON line per event on stdout; tokens never appear.
+`,
+  create: `critical-css-service token create — make a token
+
+Options:
+  --plan free|pro|ent   the plan (rate limit and default quota)
+  --expires DATE        ISO date or time after which generate answers 402
+  --quota N             generations per calendar month instead of the plan's
+  --data-dir DIR        data directory (default ${DEFAULT_DATA_DIR})
+
+The token is printed once, on stdout; only its hash is kept.
+`,
+  list: `critical-css-service token list — ids, plans, expiry and quota of the tokens (never the tokens)
+
+Options:
+  --data-dir DIR   data directory (default ${DEFAULT_DATA_DIR})
+`,
+  revoke: `critical-css-service token revoke ID — stop accepting a token (ID from token list)
+
+Options:
+  --data-dir DIR   data directory (default ${DEFAULT_DATA_DIR})
+`,
+}
+
+class UsageError extends Error {}
+
+function positiveInteger(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!/^\d+$/.test(value)) throw new UsageError(`${name} must be a whole number, got "${value}"`)
+  return Number(value)
+}
+
+async function loadEngine(module: string | undefined): Promise<Engine | undefined> {
+  if (module === undefined) return undefined
+  const loaded = (await import(pathToFileURL(resolve(module)).href)) as { default?: unknown }
+  const value = loaded.default
+  const engine = typeof value === 'function' ? await (value as () => Engine | Promise<Engine>)() : value
+  if (!engine || typeof (engine as Engine).generate !== 'function') throw new UsageError(`--engine ${module}: its default export is not an Engine (an object with generate())`)
+  return engine as Engine
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      workers: { type: 'string' },
+      'job-timeout': { type: 'string' },
+      engine: { type: 'string' },
+      'allow-private-networks': { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  })
+  if (values.help) return void process.stdout.write(HELP.serve)
+  const engine = await loadEngine(values.engine)
+  const service = await startService({
+    port: positiveInteger(values.port, '--port', 8787),
+    host: values.host ?? '127.0.0.1',
+    dataDir: values['data-dir'] ?? DEFAULT_DATA_DIR,
+    workers: positiveInteger(values.workers, '--workers', 2),
+    jobTimeoutMs: positiveInteger(values['job-timeout'], '--job-timeout', 60) * 1000,
+    allowPrivateNetworks: values['allow-private-networks'] ?? false,
+    ...(engine ? { engine } : {}),
+    log: (line) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`),
+  })
+  const stop = (signal: string): void => {
+    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'stopping', signal })}\n`)
+    void service.close().then(() => process.exit(0))
+  }
+  process.once('SIGTERM', () => stop('SIGTERM'))
+  process.once('SIGINT', () => stop('SIGINT'))
+}
+
+async function withStore<T>(dataDir: string | undefined, run: (store: import('./store/types.ts').Store) => T): Promise<T> {
+  const { openSqliteStore } = await import('./store/sqlite.ts')
+  const store = openSqliteStore(dataDir ?? DEFAULT_DATA_DIR)
+  try {
+    return run(store)
+  } finally {
+    store.close()
+  }
+}
+
+async function token(argv: string[]): Promise<void> {
+  const [action, ...rest] = argv
+  if (action === 'create') {
+    const { values } = parseArgs({ args: rest, options: { plan: { type: 'string' }, expires: { type: 'string' }, quota: { type: 'string' }, 'data-dir': { type: 'string' }, help: { type: 'boolean' } } })
+    if (values.help) return void process.stdout.write(HELP.create)
+    if (!values.plan || !(PLANS as readonly string[]).includes(values.plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`)
+    let expiresAt: string | null = null
+    if (values.expires !== undefined) {
+      const time = Date.parse(values.expires)
+      if (Number.isNaN(time)) throw new UsageError(`--expires must be an ISO date, got "${values.expires}"`)
+      expiresAt = new Date(time).toISOString()
+    }
+    const quota = values.quota === undefined ? null : positiveInteger(values.quota, '--quota', 0)
+    const secret = createToken()
+    const hash = hashToken(secret)
+    await withStore(values['data-dir'], (store) =>
+      store.addToken({ id: tokenId(hash), hash, plan: values.plan as Plan, expiresAt, quota, createdAt: new Date().toISOString(), revokedAt: null }),
+    )
+    process.stderr.write(`Created ${tokenId(hash)} (plan ${values.plan}${expiresAt ? `, expires ${expiresAt}` : ''}${quota !== null ? `, quota ${quota}/month` : ''}). The token, shown only now:\n`)
+    process.stdout.write(`${secret}\n`)
+    return
+  }
+  if (action === 'list') {
+    const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, help: { type: 'boolean' } } })
+    if (values.help) return void process.stdout.write(HELP.list)
+    const tokens = await withStore(values['data-dir'], (store) => store.listTokens())
+    const rows = [['id', 'plan', 'expires', 'quota', 'created', 'revoked'], ...tokens.map((t) => [t.id, t.plan, t.expiresAt ?? '-', t.quota === null ? 'plan' : String(t.quota), t.createdAt, t.revokedAt ?? '-'])]
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
+    for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`)
+    return
+  }
+  if (action === 'revoke') {
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { 'data-dir': { type: 'string' }, help: { type: 'boolean' } } })
+    if (values.help) return void process.stdout.write(HELP.revoke)
+    const [id] = positionals
+    if (!id) throw new UsageError('token revoke needs the token id (see token list)')
+    const revoked = await withStore(values['data-dir'], (store) => store.revokeToken(id, new Date().toISOString()))
+    if (!revoked) throw new UsageError(`no token with id ${id} (see token list)`)
+    process.stdout.write(`Revoked ${id}.\n`)
+    return
+  }
+  if (action === '--help' || action === undefined) return void process.stdout.write(HELP.main)
+  throw new UsageError(`unknown token command "${action}"`)
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv
+  if (command === 'serve') return serve(rest)
+  if (command === 'token') return token(rest)
+  if (command === undefined || command === '--help' || command === 'help') return void process.stdout.write(HELP.main)
+  throw new UsageError(`unknown command "${command}"`)
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const usage = error instanceof UsageError || (error instanceof TypeError && 'code' in error && String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS'))
+  process.stderr.write(`critical-css-service: ${error instanceof Error ? error.message : String(error)}${usage ? '\nRun critical-css-service --help.' : ''}\n`)
+  process.exitCode = usage ? 2 : 1
+})
