@@ -123,6 +123,14 @@ function readBody(req: IncomingMessage): Promise<string | null> {
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const now = options.now ?? Date.now
   const log = options.log ?? (() => {})
+  // A logger that throws must not take a request, or the process, down with it.
+  const safeLog = (line: Record<string, unknown>): void => {
+    try {
+      log(line)
+    } catch {
+      // nothing to do: the line is lost
+    }
+  }
   const store = await openStore(options.dataDir)
   const createdAt = new Date(now()).toISOString()
   for (const token of options.tokens ?? []) {
@@ -138,7 +146,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     workers: options.workers ?? 2,
     jobTimeoutMs: options.jobTimeoutMs ?? 60_000,
     now,
-    log,
+    log: safeLog,
     beforeRun: allowPrivateNetworks
       ? undefined
       : async (job) => {
@@ -150,38 +158,48 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let closing = false
 
   const sockets = new Set<Socket>()
+  const internalError: ApiAnswer = { status: 500, headers: {}, body: errorBodyToWire({ code: 'internal', message: 'The service failed on this request.' }) }
   const server = createServer((req, res) => {
-    const started = now()
-    const url = new URL(req.url ?? '/', 'http://service.invalid')
+    const started = performance.now()
+    const path = (req.url ?? '/').split('?')[0]!.slice(0, 200)
     const finish = (answer: ApiAnswer): void => {
       send(res, answer)
-      log({ event: 'request', method: req.method, path: url.pathname.slice(0, 200), status: answer.status, ms: now() - started })
+      safeLog({ event: 'request', method: req.method, path, status: answer.status, ms: Math.round(performance.now() - started) })
     }
-    if (closing) {
-      req.resume()
-      finish({ status: 503, headers: { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' }, body: errorBodyToWire({ code: 'unavailable', message: 'The service is shutting down.' }) })
-      return
+    const fault = (error: unknown): void => {
+      safeLog({ event: 'fault', path, error: error instanceof Error ? error.name : 'unknown' })
+      if (!res.headersSent) finish(internalError)
+      else res.destroy()
     }
-    readBody(req).then(
-      (body) => {
-        if (body === null) {
-          finish({ status: 413, headers: { connection: 'close' }, body: errorBodyToWire({ code: 'payload_too_large', message: `The body is larger than ${MAX_BODY_BYTES} bytes.` }) })
-          return
-        }
-        let answer: ApiAnswer
-        try {
-          answer = handleApiRequest(
-            { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body },
-            { store, windows, queue, now, allowPrivateNetworks },
-          )
-        } catch (error) {
-          log({ event: 'fault', path: url.pathname.slice(0, 200), error: error instanceof Error ? error.name : 'unknown' })
-          answer = { status: 500, headers: {}, body: errorBodyToWire({ code: 'internal', message: 'The service failed on this request.' }) }
-        }
-        finish(answer)
-      },
-      () => res.destroy(),
-    )
+    try {
+      if (closing) {
+        req.resume()
+        finish({ status: 503, headers: { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' }, body: errorBodyToWire({ code: 'unavailable', message: 'The service is shutting down.' }) })
+        return
+      }
+      const url = new URL(req.url ?? '/', 'http://service.invalid')
+      readBody(req).then(
+        (body) => {
+          try {
+            if (body === null) {
+              finish({ status: 413, headers: { connection: 'close' }, body: errorBodyToWire({ code: 'payload_too_large', message: `The body is larger than ${MAX_BODY_BYTES} bytes.` }) })
+              return
+            }
+            finish(
+              handleApiRequest(
+                { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body },
+                { store, windows, queue, now, allowPrivateNetworks },
+              ),
+            )
+          } catch (error) {
+            fault(error)
+          }
+        },
+        () => res.destroy(),
+      )
+    } catch (error) {
+      fault(error)
+    }
   })
   server.on('connection', (socket) => {
     sockets.add(socket)
@@ -199,7 +217,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
   const url = `http://${host}:${address.port}`
-  log({ event: 'listening', url })
+  safeLog({ event: 'listening', url })
 
   let closed: Promise<void> | null = null
   return {
@@ -217,7 +235,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         })
         store.close()
         await engine.close?.()
-        log({ event: 'closed' })
+        safeLog({ event: 'closed' })
       })()
       return closed
     },

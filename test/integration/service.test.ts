@@ -39,6 +39,8 @@ async function setup(options: Partial<ServiceOptions> = {}, behaviour?: (url: st
     engine,
     resolve: async () => ['93.184.216.34'],
     log: (line) => lines.push(line),
+    // Jobs left running at the end of a test go back to the queue quickly.
+    shutdownGraceMs: 500,
     ...options,
   })
   running.push(service)
@@ -87,6 +89,23 @@ describe('the error table', () => {
     }
     expect((await call(service, GENERATE, { method: 'GET' })).headers.get('allow')).toBe('POST')
     expect((await call(service, '/api/critical-css/usage', { method: 'POST', body: '{}' })).headers.get('allow')).toBe('GET')
+  })
+
+  it('500: a fault while answering says nothing internal, and the service keeps serving', async () => {
+    let broken = false
+    const { service, lines } = await setup({
+      now: () => {
+        if (broken) throw new Error('clock failed reading /secret/internal/path')
+        return Date.now()
+      },
+    })
+    broken = true
+    const fault = await call(service, '/api/critical-css/usage')
+    expect([fault.status, fault.json.error.code]).toEqual([500, 'internal'])
+    expect(fault.text).not.toContain('/secret/internal/path')
+    expect(lines.some((line) => line.event === 'fault')).toBe(true)
+    broken = false
+    expect((await call(service, '/api/critical-css/usage')).status).toBe(200)
   })
 
   it('402: quota per month and expiry, on generate only; usage still answers', async () => {
@@ -268,11 +287,9 @@ describe('shutdown', () => {
     const started = await call(service, GENERATE, { body: generateBody() })
     await new Promise((resolve) => setTimeout(resolve, 50))
     const closing = service.close()
-    const during = await call(service, '/api/critical-css/usage').catch(() => null)
-    if (during) {
-      expect(during.status).toBe(503)
-      expect(during.headers.get('retry-after')).toBe('5')
-    }
+    // The job in flight holds close() in its grace period: the server still answers, with 503.
+    const during = await call(service, '/api/critical-css/usage')
+    expect([during.status, during.json.error.code, during.headers.get('retry-after')]).toEqual([503, 'unavailable', '5'])
     await closing
     expect(engine.closed).toBe(true)
     expect(engine.calls).toHaveLength(1)
