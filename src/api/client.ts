@@ -502,7 +502,8 @@ async function settleWithin<T>(
   }
 }
 
-function paceFromOption(option: RateLimitOption): PaceLimit {
+/** The pace a `rateLimit` option sets; throws a TypeError for a bad one. */
+export function paceFromOption(option: RateLimitOption): PaceLimit {
   const { requestsPerMinute, windowMs = RATE_WINDOW_MS } = option
   if (requestsPerMinute !== null && (!Number.isInteger(requestsPerMinute) || requestsPerMinute < 1)) {
     throw new TypeError('rateLimit.requestsPerMinute must be a whole number ≥ 1, or null for no limit.')
@@ -511,8 +512,8 @@ function paceFromOption(option: RateLimitOption): PaceLimit {
   return { requests: requestsPerMinute, windowMs }
 }
 
-/** The pace usage implies: its own numbers, else the plan table. */
-function paceFromUsage(usage: Usage): PaceLimit | null {
+/** The pace usage implies: its own numbers, else the plan table; null for an unknown plan without numbers. */
+export function paceFromUsage(usage: Usage): PaceLimit | null {
   const stated = usage.rateLimit.requestsPerMinute
   if (stated !== null) return { requests: stated, windowMs: RATE_WINDOW_MS }
   if (usage.plan in PLAN_REQUESTS_PER_MINUTE) return { requests: PLAN_REQUESTS_PER_MINUTE[usage.plan as Plan], windowMs: RATE_WINDOW_MS }

@@ -6,8 +6,9 @@
  */
 import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { createClient, isJobData, type CriticalCssClient } from '../api/client.ts'
-import { RATE_WINDOW_MS, PLAN_REQUESTS_PER_MINUTE, type Plan } from '../api/contract.ts'
+import { createClient, isJobData, paceFromOption, paceFromUsage, type CriticalCssClient } from '../api/client.ts'
+import { RATE_WINDOW_MS, PLAN_REQUESTS_PER_MINUTE } from '../api/contract.ts'
+import type { PaceLimit } from '../api/scheduler.ts'
 import { BadRequestError, CriticalCssError, NotFoundError, PaymentRequiredError, UnauthorizedError, describeBaseUrl, formatSeconds } from '../api/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
 import { cacheDirectory, cacheKey, createResultCache, type ResultCache } from './cache.ts'
@@ -73,19 +74,18 @@ function decode(content: string | Uint8Array): string | null {
 }
 
 /** Pages in flight: what the pace serves within one page's timeout, or all of them without a limit. */
-function pagesInFlight(requestsPerWindow: number | null, windowMs: number, options: ResolvedOptions, pages: number): number {
+function pagesInFlight(pace: PaceLimit, options: ResolvedOptions, pages: number): number {
   if (options.concurrency !== null) return options.concurrency
-  if (requestsPerWindow === null) return Math.max(1, pages)
-  return Math.max(1, Math.floor((requestsPerWindow * options.timeoutMs) / windowMs / REQUESTS_PER_PAGE))
+  if (pace.requests === null) return Math.max(1, pages)
+  return Math.max(1, Math.floor((pace.requests * options.timeoutMs) / pace.windowMs / REQUESTS_PER_PAGE))
 }
 
-async function readPace(client: CriticalCssClient, options: ResolvedOptions, signal: AbortSignal): Promise<{ requests: number | null; windowMs: number }> {
-  if (options.rateLimit) return { requests: options.rateLimit.requestsPerMinute, windowMs: options.rateLimit.windowMs ?? RATE_WINDOW_MS }
+/** The pace pages are sized by: the `rateLimit` option, else what usage says (the client learns it from the same read). */
+async function readPace(client: CriticalCssClient, options: ResolvedOptions, signal: AbortSignal): Promise<PaceLimit> {
+  if (options.rateLimit) return paceFromOption(options.rateLimit)
   try {
     const usage = await client.usage({ signal, deadline: Date.now() + options.timeoutMs })
-    const stated = usage.rateLimit.requestsPerMinute
-    const byPlan = usage.plan in PLAN_REQUESTS_PER_MINUTE ? PLAN_REQUESTS_PER_MINUTE[usage.plan as Plan] : null
-    return { requests: stated ?? byPlan, windowMs: RATE_WINDOW_MS }
+    return paceFromUsage(usage) ?? { requests: null, windowMs: RATE_WINDOW_MS }
   } catch (error) {
     // A service without the usage endpoint still works, its answers' headers set the pace;
     // until they do, pages go in flight as if on the smallest plan (`concurrency` overrides).
@@ -127,7 +127,7 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
   const service = requireService(options)
   const serviceName = describeBaseUrl(service.baseUrl)
   const cacheDir = options.cache ? cacheDirectory(options.cache.dir, input.root) : null
-  const cache: ResultCache | null = options.cache && cacheDir ? createResultCache({ dir: cacheDir, ttlMs: options.cache.ttlMs }) : null
+  const cache: ResultCache | null = options.cache ? createResultCache({ dir: cacheDir!, ttlMs: options.cache.ttlMs }) : null
   const keyOf = (page: Page): string => cacheKey({ service: serviceName, url: page.url, viewports: options.viewports })
   let cacheWriteFailed = false
 
@@ -183,8 +183,7 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
       let paceError: unknown = null
       let accountError: PaymentRequiredError | null = null
       try {
-        const pace = await readPace(client, options, signal)
-        limit = pagesInFlight(pace.requests, pace.windowMs, options, misses.length)
+        limit = pagesInFlight(await readPace(client, options, signal), options, misses.length)
       } catch (error) {
         if (isConfigurationError(error, 'generate')) stopWith(error)
         else paceError = error
@@ -213,9 +212,9 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
             }
           } catch (caught) {
             const error = asConfigurationError(caught, page)
-            if (configurationError !== null && error === configurationError) return
+            // Pages cut short by another page's configuration error: that error is the build's.
+            if (configurationError !== null && (error === configurationError || signal.aborted)) return
             if (isConfigurationError(error, during)) return stopWith(error)
-            if (signal.aborted && configurationError !== null) return
             // A used-up quota or an expired subscription answers every later page the same.
             if (error instanceof PaymentRequiredError) accountError ??= error
             fail(page, describeError(error), 'service', performance.now() - begun)
