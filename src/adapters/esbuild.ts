@@ -4,11 +4,11 @@
  * `write: false`, else the metafile's outputs read from disk and written back atomically
  * (all temp files first, then the renames). Files it did not emit are never touched.
  */
-import { randomBytes } from 'node:crypto'
-import { readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
 import type { ResolvedOptions } from '../core/options.ts'
+import { writeFilesAtomic } from '../core/files.ts'
 import { checkRemoteService } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import { runCriticalCss } from '../core/run.ts'
@@ -19,21 +19,6 @@ const INFO_LEVELS = new Set(['verbose', 'debug', 'info'])
 function outputFile(path: string, text: string): OutputFile {
   const contents = new TextEncoder().encode(text)
   return { path, contents, hash: '', text }
-}
-
-/** Writes every file to a temp name first, then renames: a failure leaves the old files whole. */
-async function replaceFiles(files: Map<string, string>): Promise<void> {
-  const temps: [string, string][] = []
-  try {
-    for (const [file, text] of files) {
-      const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`
-      temps.push([temp, file])
-      await writeFile(temp, text)
-    }
-    for (const [temp, file] of temps) await rename(temp, file)
-  } finally {
-    await Promise.all(temps.map(([temp]) => rm(temp, { force: true })))
-  }
 }
 
 export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void {
@@ -99,7 +84,7 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
           if (text !== undefined) result.outputFiles[index] = outputFile(file.path, text)
         }
       } else {
-        await replaceFiles(new Map([...updated].map(([name, text]) => [join(outdir, name), text])))
+        await writeFilesAtomic(new Map([...updated].map(([name, text]) => [join(outdir, name), text])))
       }
     } catch (error) {
       return { errors: [{ text: (error as Error).message, pluginName: NAME }], warnings }

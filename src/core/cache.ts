@@ -3,12 +3,12 @@
  * atomically (temp file + rename) so a crash or a parallel build never leaves half a file.
  * A file that cannot be read or parsed is a miss, never an error.
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Viewport } from '../api/contract.ts'
+import { writeFileAtomic } from './files.ts'
 import { DEFAULT_CACHE_DIR } from './options.ts'
 
 const FORMAT = 1
@@ -80,17 +80,8 @@ export function createResultCache(options: { dir: string; ttlMs: number; now?: (
       return { css: entry.css, createdAt: entry.createdAt }
     },
     async set(key, css) {
-      await mkdir(options.dir, { recursive: true })
-      const file = fileOf(key)
-      const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`
       const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, createdAt: now() }
-      try {
-        await writeFile(temp, JSON.stringify(entry))
-        await rename(temp, file)
-      } catch (error) {
-        await rm(temp, { force: true })
-        throw error
-      }
+      await writeFileAtomic(fileOf(key), JSON.stringify(entry))
     },
   }
 }

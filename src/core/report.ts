@@ -3,9 +3,7 @@
  * while pages are pending, and the JSON file `report` asks for. Nothing here ever holds the
  * token: pages, sizes, times and messages only (messages are already redacted by the client).
  */
-import { randomBytes } from 'node:crypto'
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { writeFileAtomic } from './files.ts'
 
 export type PageSource = 'service' | 'cache'
 /** inlined: the page got critical CSS; unchanged: nothing to inline; failed: left byte-identical. */
@@ -92,16 +90,8 @@ export function formatSummary(report: BuildReport): string {
 }
 
 /** Writes the report as JSON, atomically. */
-export async function writeJsonReport(file: string, report: BuildReport): Promise<void> {
-  await mkdir(dirname(file), { recursive: true })
-  const temp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`
-  try {
-    await writeFile(temp, `${JSON.stringify(report, null, 2)}\n`)
-    await rename(temp, file)
-  } catch (error) {
-    await rm(temp, { force: true })
-    throw error
-  }
+export function writeJsonReport(file: string, report: BuildReport): Promise<void> {
+  return writeFileAtomic(file, `${JSON.stringify(report, null, 2)}\n`)
 }
 
 const PROGRESS_EVERY_MS = 2000
