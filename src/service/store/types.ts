@@ -3,7 +3,7 @@
  * generation counts and idempotency keys. Two implementations: in memory (default) and
  * SQLite (`dataDir`). Every method is synchronous: both stores answer from the process.
  */
-import type { JobData, JobStatus, Plan } from '../../api/contract.ts'
+import type { JobData, JobStatus, Plan, Usage } from '../../api/contract.ts'
 
 export interface TokenRecord {
   /** Public id (`tok_…`), shown by `token list`; never the token. */
@@ -22,14 +22,8 @@ export interface StoredJob extends JobData {
   tokenId: string
 }
 
-export interface JobStats {
-  jobsTotal: number
-  jobsQueued: number
-  jobsProcessing: number
-  jobsDone: number
-  jobsFailed: number
-  cssBytesTotal: number
-}
+/** The usage answer's stats of one token. */
+export type JobStats = Usage['stats']
 
 export interface Store {
   addToken(record: TokenRecord): void
