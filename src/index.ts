@@ -7,12 +7,13 @@ import { createUnplugin, type UnpluginFactory, type UnpluginInstance } from 'unp
 import { setupEsbuild } from './adapters/esbuild.ts'
 import { rollupHooks, viteHooks } from './adapters/rollup.ts'
 import { applyWebpackLike } from './adapters/webpack.ts'
+import { PLUGIN_NAME } from './core/errors.ts'
 import { resolveOptions, type Options } from './core/options.ts'
 
 export const unpluginFactory: UnpluginFactory<Options | undefined> = (rawOptions) => {
   const options = resolveOptions(rawOptions)
   return {
-    name: 'unplugin-critical-css',
+    name: PLUGIN_NAME,
     enforce: 'post',
     vite: viteHooks(options),
     rollup: rollupHooks(options),

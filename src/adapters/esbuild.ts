@@ -9,11 +9,12 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
 import type { ResolvedOptions } from '../core/options.ts'
 import { writeFilesAtomic } from '../core/files.ts'
+import { PLUGIN_NAME } from '../core/errors.ts'
 import { checkRemoteService } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import { runCriticalCss } from '../core/run.ts'
 
-const NAME = 'unplugin-critical-css'
+const NAME = PLUGIN_NAME
 const INFO_LEVELS = new Set(['verbose', 'debug', 'info'])
 
 function outputFile(path: string, text: string): OutputFile {

@@ -81,15 +81,16 @@ export interface RollupLikeHooks {
 
 /** Rollup and Rolldown have no production flag: every build but a watch rebuild runs. */
 export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
+  const runs = (context: RollupLikeContext): boolean => options.enabled ?? !context.meta.watchMode
   return {
     buildStart() {
-      if (options.enabled ?? !this.meta.watchMode) checkRemoteService(options)
+      if (runs(this)) checkRemoteService(options)
     },
     generateBundle: {
       // After @rollup/plugin-html and every other generateBundle: the HTML is final.
       order: 'post',
       async handler(_output, bundle) {
-        if (!(options.enabled ?? !this.meta.watchMode)) return
+        if (!runs(this)) return
         await processBundle(bundle, {
           options,
           base: '/',

@@ -4,11 +4,12 @@
  * OPTIMIZE_TRANSFER, where compression and similar plugins read the final bytes.
  */
 import type { ResolvedOptions } from '../core/options.ts'
+import { PLUGIN_NAME } from '../core/errors.ts'
 import { checkRemoteService } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import { runCriticalCss } from '../core/run.ts'
 
-const NAME = 'unplugin-critical-css'
+const NAME = PLUGIN_NAME
 /** After the HTML plugins (OPTIMIZE_INLINE, 700), well before SUMMARIZE (1000) and OPTIMIZE_TRANSFER (3000). */
 const STAGE_AFTER_HTML = 100
 

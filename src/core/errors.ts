@@ -1,5 +1,8 @@
 import { CriticalCssError } from '../api/errors.ts'
 
+/** The plugin's name in every bundler: hook names, loggers, messages. */
+export const PLUGIN_NAME = 'unplugin-critical-css'
+
 /**
  * A mistake the user has to fix in the configuration (an option, an env var, a page that
  * does not exist): the build fails with this one message instead of warning per page.

@@ -11,9 +11,9 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { PLANS, type Plan } from '../api/contract.ts'
-import { createToken, hashToken } from './auth.ts'
+import { createToken } from './auth.ts'
 import type { Engine } from './engine.ts'
-import { startService, tokenId } from './server.ts'
+import { startService, tokenRecord } from './server.ts'
 
 const DEFAULT_DATA_DIR = './critical-css-data'
 
@@ -140,11 +140,12 @@ async function token(argv: string[]): Promise<void> {
     }
     const quota = values.quota === undefined ? null : positiveInteger(values.quota, '--quota', 0)
     const secret = createToken()
-    const hash = hashToken(secret)
-    await withStore(values['data-dir'], (store) =>
-      store.addToken({ id: tokenId(hash), hash, plan: values.plan as Plan, expiresAt, quota, createdAt: new Date().toISOString(), revokedAt: null }),
+    const record = tokenRecord(
+      { token: secret, plan: values.plan as Plan, ...(expiresAt ? { expiresAt } : {}), ...(quota !== null ? { quota } : {}) },
+      new Date().toISOString(),
     )
-    process.stderr.write(`Created ${tokenId(hash)} (plan ${values.plan}${expiresAt ? `, expires ${expiresAt}` : ''}${quota !== null ? `, quota ${quota}/month` : ''}). The token, shown only now:\n`)
+    await withStore(values['data-dir'], (store) => store.addToken(record))
+    process.stderr.write(`Created ${record.id} (plan ${values.plan}${expiresAt ? `, expires ${expiresAt}` : ''}${quota !== null ? `, quota ${quota}/month` : ''}). The token, shown only now:\n`)
     process.stdout.write(`${secret}\n`)
     return
   }

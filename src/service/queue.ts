@@ -33,12 +33,6 @@ export class JobQueue {
     this.#options = options
   }
 
-  get pending(): number {
-    let count = 0
-    for (const ids of this.#waiting.values()) count += ids.length
-    return count
-  }
-
   /** Puts back what a previous run left: processing jobs are queued again, oldest first. */
   restore(): void {
     const { store, now } = this.#options
@@ -75,16 +69,15 @@ export class JobQueue {
     await Promise.all([...this.#running.values()].map((entry) => entry.done))
   }
 
+  /** The next job: the first waiting one of the token whose turn it is; that token goes to the back. */
   #next(): string | null {
-    while (this.#turns.length > 0) {
-      const tokenId = this.#turns.shift()!
-      const ids = this.#waiting.get(tokenId)!
-      const id = ids.shift()!
-      if (ids.length > 0) this.#turns.push(tokenId)
-      else this.#waiting.delete(tokenId)
-      return id
-    }
-    return null
+    const tokenId = this.#turns.shift()
+    if (tokenId === undefined) return null
+    const ids = this.#waiting.get(tokenId)!
+    const id = ids.shift()!
+    if (ids.length > 0) this.#turns.push(tokenId)
+    else this.#waiting.delete(tokenId)
+    return id
   }
 
   #pump(): void {

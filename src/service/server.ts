@@ -69,7 +69,8 @@ export function tokenId(hash: string): string {
   return `tok_${hash.slice(0, 16)}`
 }
 
-function tokenRecord(token: ServiceToken, createdAt: string): TokenRecord {
+/** What the store keeps of a token: its hash and the id derived from it. */
+export function tokenRecord(token: ServiceToken, createdAt: string): TokenRecord {
   const hash = hashToken(token.token)
   return {
     id: tokenId(hash),
