@@ -36,12 +36,15 @@ afterAll(async () => {
   await fake.close()
 })
 
-it('runs with these bundler versions', () => {
-  const versions = ['vite', 'webpack', 'html-webpack-plugin', '@rspack/core', 'rollup', '@rollup/plugin-html', 'rolldown', 'esbuild'].map(
+it('runs with the bundler versions the README says it was tested with', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const names = ['vite', 'vite-plugin-compression2', 'webpack', 'html-webpack-plugin', 'compression-webpack-plugin', '@rspack/core', 'rollup', '@rollup/plugin-html', 'rolldown', 'esbuild']
+  const versions = names.map(
     (name) => `${name} ${(JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version}`,
   )
   console.info(`bundlers: ${versions.join(', ')}`)
-  expect(versions).toHaveLength(8)
+  // A bump that the README's table does not name fails here, so the table stays true.
+  expect(versions.filter((entry) => !readme.includes(entry))).toEqual([])
 })
 
 function expectStrategy(html: string, strategy: PreloadStrategy, file: string): void {
