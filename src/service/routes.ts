@@ -216,8 +216,8 @@ function jobAnswer(job: StoredJob): ApiAnswer {
 
 function listJobs(request: ApiRequest, token: TokenRecord, context: RouteContext): ApiAnswer {
   const limitText = request.query.get('limit')
-  const limit = limitText === null ? JOBS_LIMIT.default : Number(limitText)
-  if (!/^\d+$/.test(limitText ?? '20') || !Number.isInteger(limit) || limit < JOBS_LIMIT.min || limit > JOBS_LIMIT.max) {
+  const limit = limitText === null ? JOBS_LIMIT.default : /^\d{1,3}$/.test(limitText) ? Number(limitText) : Number.NaN
+  if (!(limit >= JOBS_LIMIT.min && limit <= JOBS_LIMIT.max)) {
     return error(400, 'invalid_request', `limit must be a whole number from ${JOBS_LIMIT.min} to ${JOBS_LIMIT.max}.`)
   }
   const status = request.query.get('status')

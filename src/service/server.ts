@@ -8,12 +8,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net'
 import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../api/contract.ts'
 import { hashToken } from './auth.ts'
-import type { Engine } from './engine.ts'
+import { EngineError, type Engine } from './engine.ts'
 import { SlidingWindows } from './limits.ts'
 import { refusedResolution, systemResolver, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
 import { handleApiRequest, type ApiAnswer } from './routes.ts'
-import { EngineError } from './engine.ts'
 import { createMemoryStore } from './store/memory.ts'
 import type { Store, TokenRecord } from './store/types.ts'
 
