@@ -37,7 +37,7 @@ Options:
   --workers N       pages rendered at once (default 2)
   --job-timeout S   seconds a page may take (default 60)
   --engine MODULE   module whose default export is an Engine, or a function returning one
-                    (default: the Chromium engine, when this version has it)
+                    (default: the Chromium engine on the system's Chrome/Chromium)
   --allow-private-networks   also fetch loopback and private addresses
 
 Stops gracefully on SIGTERM and SIGINT: new requests get 503, running jobs finish or

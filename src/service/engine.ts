@@ -6,6 +6,8 @@ export interface EngineInput {
   viewports: Viewport[]
   /** Aborted at the job's deadline or when the service shuts down. */
   signal: AbortSignal
+  /** When the job's time is up (epoch ms): an engine sizes its own waits to finish before it. */
+  deadline?: number
 }
 
 export interface Engine {

@@ -100,11 +100,12 @@ export class JobQueue {
     if (!job || job.status !== 'queued') return
     const started = now()
     store.updateJob(id, { status: 'processing', updatedAt: new Date(started).toISOString() })
+    const endsAt = Date.now() + jobTimeoutMs
     const deadline = AbortSignal.timeout(jobTimeoutMs)
     const signal = AbortSignal.any([deadline, controller.signal])
     try {
       await this.#options.beforeRun?.(job, signal)
-      const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal }), signal)
+      const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt }), signal)
       const finished = now()
       store.updateJob(id, {
         status: 'done',

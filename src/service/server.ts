@@ -10,7 +10,7 @@ import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../a
 import { hashToken } from './auth.ts'
 import { EngineError, type Engine } from './engine.ts'
 import { SlidingWindows } from './limits.ts'
-import { refusedResolution, systemResolver, type Resolver } from './network.ts'
+import { refusedResolution, refusedUrl, systemResolver, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
 import { handleApiRequest, type ApiAnswer } from './routes.ts'
 import { createMemoryStore } from './store/memory.ts'
@@ -88,8 +88,14 @@ async function openStore(dataDir: string | undefined): Promise<Store> {
   return openSqliteStore(dataDir)
 }
 
-async function defaultEngine(): Promise<Engine> {
-  throw new TypeError('startService: no `engine` given, and the Chromium engine is not part of this version yet; pass an engine.')
+/** The Chromium engine, loaded only when a service runs without an engine of its own. */
+async function defaultEngine(allowPrivateNetworks: boolean, resolver: Resolver, log: (line: Record<string, unknown>) => void): Promise<Engine> {
+  const { createChromiumEngine } = await import('../engine/chromium.ts')
+  return createChromiumEngine({
+    // The page's own requests obey the same policy as the page URL: no internal address through the browser either.
+    ...(allowPrivateNetworks ? {} : { guard: async (url: URL) => refusedUrl(url) ?? (await refusedResolution(url, resolver)) }),
+    log,
+  })
 }
 
 function send(res: ServerResponse, answer: ApiAnswer): void {
@@ -131,15 +137,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       // nothing to do: the line is lost
     }
   }
+  const allowPrivateNetworks = options.allowPrivateNetworks ?? false
+  const resolver = options.resolve ?? systemResolver
+  const engine = options.engine ?? (await defaultEngine(allowPrivateNetworks, resolver, safeLog))
   const store = await openStore(options.dataDir)
   const createdAt = new Date(now()).toISOString()
   for (const token of options.tokens ?? []) {
     const record = tokenRecord(token, createdAt)
     if (!store.tokenByHash(record.hash)) store.addToken(record)
   }
-  const engine = options.engine ?? (await defaultEngine())
-  const allowPrivateNetworks = options.allowPrivateNetworks ?? false
-  const resolver = options.resolve ?? systemResolver
   const queue = new JobQueue({
     store,
     engine,

@@ -1,0 +1,394 @@
+/**
+ * The Chromium engine: a system Chrome/Chromium driven by playwright-core (never a
+ * downloaded browser), launched once and reused, one browser context per job and viewport.
+ */
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { delimiter, join } from 'node:path'
+import type { Browser, BrowserContext, Page, Response } from 'playwright-core'
+import type { Viewport } from '../api/contract.ts'
+import { EngineError, type Engine, type EngineInput } from '../service/engine.ts'
+import { CriticalCss, type Answers } from './css.ts'
+import { cssomText, fontsSettled, freezeMotion, listSheets, probe, type ListedSheets, type ProbeInput, type ProbeOutput } from './extract.ts'
+import { combineSheets, type AppliedSheet } from './sheets.ts'
+
+const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
+const INSTALL_PATHS = [
+  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+  '/Applications/Chromium.app/Contents/MacOS/Chromium',
+  'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
+  'C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe',
+]
+
+export const INSTALL_HINT =
+  'No Chrome or Chromium found. Install one (Debian/Ubuntu: `apt-get install -y chromium`; macOS: install Google Chrome) or set CHROME_PATH to its executable.'
+
+/** `CHROME_PATH`, then the usual names on PATH, then the usual install paths; null when none. */
+export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.CHROME_PATH) return existsSync(env.CHROME_PATH) ? env.CHROME_PATH : null
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue
+    for (const name of NAMES) {
+      const candidate = join(dir, name)
+      if (existsSync(candidate)) return candidate
+    }
+  }
+  return INSTALL_PATHS.find((path) => existsSync(path)) ?? null
+}
+
+/** Flags for a browser on a closed network: no traffic of its own, nothing to set up. */
+const BROWSER_FLAGS = [
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--hide-scrollbars',
+  '--mute-audio',
+]
+
+export interface ChromiumEngineOptions {
+  /** The browser executable. Default: {@link findChromium}. */
+  executablePath?: string
+  /** Extra command-line flags, after ours. */
+  browserArgs?: string[]
+  /**
+   * Asked for every request the page makes (the page itself, its redirects and every
+   * subresource): a reason to refuse it, or null. The service passes its network policy,
+   * so a page cannot reach internal addresses through the browser either.
+   */
+  guard?: (url: URL) => Promise<string | null>
+  /** Longest wait for the page's first response. Default 15 s (never past the job's deadline). */
+  navigationTimeoutMs?: number
+  /** Longest wait for the load event after that: slow or unreachable subresources do not hold a job longer. Default 5 s. */
+  loadTimeoutMs?: number
+  /** Longest wait for web fonts after load. Default 2 s. */
+  fontsTimeoutMs?: number
+  /** Engine events (a browser relaunched). */
+  log?: (line: Record<string, unknown>) => void
+}
+
+export interface ChromiumEngine extends Engine {
+  close(): Promise<void>
+}
+
+/** Throws a hint to install a browser when none is found; the browser itself starts with the first job. */
+export function createChromiumEngine(options: ChromiumEngineOptions = {}): ChromiumEngine {
+  const executablePath = options.executablePath ?? findChromium()
+  if (!executablePath) throw new Error(INSTALL_HINT)
+  return new ChromiumCriticalCss(executablePath, options)
+}
+
+/** Time kept back from the deadline for measuring the page and writing its CSS. */
+const EXTRACT_RESERVE_MS = 1500
+const SHEET_CACHE_SIZE = 16
+/** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
+const SPARE_PAGES = 2
+const DEFAULT_DEADLINE_MS = 60_000
+
+class ChromiumCriticalCss implements ChromiumEngine {
+  readonly #executablePath: string
+  readonly #options: ChromiumEngineOptions
+  #browser: Promise<Browser> | null = null
+  /** The browser #browser resolved to, so a dead one is forgotten at once. */
+  #launched: Browser | null = null
+  #closed = false
+  readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: string[] }>()
+  /** Tagged with their browser up front: a dead browser's pending pages never settle. */
+  #spares: { browser: Browser; ready: Promise<Spare | null> }[] = []
+
+  constructor(executablePath: string, options: ChromiumEngineOptions) {
+    this.#executablePath = executablePath
+    this.#options = options
+  }
+
+  async generate(input: EngineInput): Promise<{ css: string }> {
+    const browser = await this.#launch()
+    try {
+      return await this.#render(browser, input)
+    } catch (error) {
+      if (input.signal.aborted || this.#closed || !(error instanceof BrowserCrash || !browser.isConnected())) throw error
+      // The browser (or the page's renderer) died under this job: a fresh one gets one more try.
+      this.#options.log?.({ event: 'browser_crashed', relaunch: !browser.isConnected() })
+      if (!browser.isConnected()) this.#forget(browser)
+      return await this.#render(await this.#launch(), input)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    const browser = this.#browser
+    this.#browser = null
+    const spares = this.#spares
+    this.#spares = []
+    for (const spare of spares) void spare.ready.then((ready) => ready?.context.close().catch(() => {}))
+    if (browser) await (await browser.catch(() => null))?.close().catch(() => {})
+  }
+
+  #launch(): Promise<Browser> {
+    if (this.#closed) return Promise.reject(new EngineError('render_failed', 'The engine is closed.'))
+    this.#browser ??= launchBrowser(this.#executablePath, this.#options.browserArgs ?? []).then(
+      (browser) => {
+        this.#launched = browser
+        browser.on('disconnected', () => this.#forget(browser))
+        return browser
+      },
+      (error: unknown) => {
+        this.#browser = null
+        throw error
+      },
+    )
+    return this.#browser
+  }
+
+  /** A fresh context and page: a spare opened ahead when one is ready, and another spare started for the next. */
+  async #page(browser: Browser): Promise<Spare> {
+    this.#spares = this.#spares.filter((spare) => spare.browser === browser)
+    let spare: Spare | null = null
+    while (!spare && this.#spares.length > 0) spare = await this.#spares.shift()!.ready
+    spare ??= await this.#newPage(browser)
+    while (this.#spares.length < SPARE_PAGES) this.#spares.push({ browser, ready: this.#newPage(browser).catch(() => null) })
+    return spare
+  }
+
+  async #newPage(browser: Browser): Promise<Spare> {
+    const context = await browser.newContext({ deviceScaleFactor: 1, serviceWorkers: 'block' })
+    const refused: Spare['refused'] = { reason: null }
+    const guard = this.#options.guard
+    if (guard) {
+      await context.route('**/*', async (route) => {
+        const reason = await guard(new URL(route.request().url())).catch(() => 'its address could not be checked')
+        if (reason === null) return route.continue()
+        refused.reason ??= reason
+        return route.abort('blockedbyclient')
+      })
+    }
+    return { browser, context, page: await context.newPage(), refused }
+  }
+
+  #forget(browser: Browser): void {
+    if (this.#launched !== browser) return
+    this.#launched = null
+    this.#browser = null
+  }
+
+  async #render(browser: Browser, input: EngineInput): Promise<{ css: string }> {
+    const deadline = input.deadline ?? Date.now() + DEFAULT_DEADLINE_MS
+    const contexts: BrowserContext[] = []
+    const closeAll = (): Promise<unknown> => Promise.all(contexts.map((context) => context.close().catch(() => {})))
+    input.signal.addEventListener('abort', closeAll, { once: true })
+    try {
+      const opened = await Promise.allSettled(input.viewports.map((viewport) => this.#open(browser, input.url, viewport, deadline, contexts)))
+      const failure = opened.find((result) => result.status === 'rejected')
+      if (failure) throw failure.reason
+      const views = opened.map((result) => (result as PromiseFulfilledResult<LoadedView>).value)
+      const critical = this.#parsed(mergeSheetLists(views.map((view) => view.applied)), views)
+      const answers = await Promise.all(views.map((view) => ask(view.page, critical.questions)))
+      return { css: critical.css(answers) }
+    } finally {
+      input.signal.removeEventListener('abort', closeAll)
+      await closeAll()
+    }
+  }
+
+  /** Pages of one site share their stylesheets: parsed once, reused while they stay the same. */
+  #parsed(sheets: KeyedSheet[], views: LoadedView[]): CriticalCss {
+    const pageUrl = views[0]!.page.url()
+    const imported = importedFrom(views)
+    const importedTexts: string[] = []
+    const recording = (url: string): FetchedSheet | undefined => {
+      const found = imported(url)
+      importedTexts.push(url, found?.text ?? '')
+      return found
+    }
+    const hash = createHash('sha256').update(new URL(pageUrl).origin)
+    for (const sheet of sheets) hash.update(`\u0000${sheet.key}\u0000${sheet.base}\u0000${sheet.text}`)
+    const key = hash.digest('hex')
+    const cached = this.#sheetCache.get(key)
+    if (cached && cached.imports.every((text, index) => index % 2 === 1 || imported(text)?.text === cached.imports[index + 1])) {
+      this.#sheetCache.delete(key)
+      this.#sheetCache.set(key, cached)
+      return cached.critical
+    }
+    const critical = new CriticalCss(combineSheets(sheets, recording, pageUrl))
+    this.#sheetCache.set(key, { critical, imports: importedTexts })
+    if (this.#sheetCache.size > SHEET_CACHE_SIZE) this.#sheetCache.delete(this.#sheetCache.keys().next().value!)
+    return critical
+  }
+
+  async #open(browser: Browser, url: string, viewport: Viewport, deadline: number, contexts: BrowserContext[]): Promise<LoadedView> {
+    const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
+    const { context, page, refused } = await this.#page(browser)
+    contexts.push(context)
+    await page.setViewportSize(viewport)
+    let crashed = false
+    page.on('crash', () => {
+      crashed = true
+    })
+    const texts = collectStylesheetTexts(page)
+    let response: Response | null
+    try {
+      response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs ?? 15_000, remaining()) })
+    } catch (error) {
+      if (crashed || !browser.isConnected()) throw new BrowserCrash()
+      if (refused.reason) throw new EngineError('blocked_url', `The service does not fetch this page: ${refused.reason}.`)
+      throw new EngineError('fetch_failed', `The page could not be loaded: ${navigationError(error)}.`)
+    }
+    if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
+    if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
+    try {
+      // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
+      await page.waitForLoadState('load', { timeout: Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()) }).catch(() => {})
+      await inPage(page, fontsSettled, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
+      const listed = await inPage(page, listSheets, undefined)
+      const applied = await appliedSheets(page, listed, texts, remaining())
+      await inPage(page, freezeMotion, undefined)
+      return { page, applied, texts: texts.settled }
+    } catch (error) {
+      if (crashed || !browser.isConnected()) throw new BrowserCrash()
+      throw error
+    }
+  }
+}
+
+interface Spare {
+  browser: Browser
+  context: BrowserContext
+  page: Page
+  /** Why the guard refused a request of this page, once it has. */
+  refused: { reason: string | null }
+}
+
+interface LoadedView {
+  page: Page
+  applied: KeyedSheet[]
+  texts: Map<string, FetchedSheet>
+}
+
+interface FetchedSheet {
+  text: string
+  url: string
+}
+
+type KeyedSheet = AppliedSheet & { key: string }
+
+class BrowserCrash extends EngineError {
+  constructor() {
+    super('render_failed', 'The browser crashed while rendering the page.')
+  }
+}
+
+/** The body of every stylesheet response, as the browser received it, under each URL of its redirect chain. */
+function collectStylesheetTexts(page: Page): { pending: Promise<unknown>[]; settled: Map<string, FetchedSheet> } {
+  const pending: Promise<unknown>[] = []
+  const settled = new Map<string, FetchedSheet>()
+  page.on('response', (response) => {
+    const request = response.request()
+    if (request.resourceType() !== 'stylesheet' || !response.ok()) return
+    pending.push(
+      response.text().then(
+        (text) => {
+          for (let hop: typeof request | null = request; hop; hop = hop.redirectedFrom()) settled.set(hop.url(), { text, url: response.url() })
+        },
+        () => {},
+      ),
+    )
+  })
+  return { pending, settled }
+}
+
+async function appliedSheets(page: Page, listed: ListedSheets, texts: ReturnType<typeof collectStylesheetTexts>, waitMs: number): Promise<KeyedSheet[]> {
+  // A body still streaming when the bound runs out counts as not received.
+  await Promise.race([Promise.all(texts.pending), new Promise((resolve) => setTimeout(resolve, waitMs).unref())])
+  const sheets: KeyedSheet[] = []
+  for (const sheet of listed.sheets) {
+    if (sheet.href === null) {
+      const text = sheet.text ?? ''
+      sheets.push({ key: `style\u0000${sheet.media}\u0000${text}`, text, base: listed.base, media: sheet.media })
+      continue
+    }
+    const fetched = texts.settled.get(sheet.href)
+    const text = fetched?.text ?? (await inPage(page, cssomText, sheet.href))
+    if (text === null) continue
+    sheets.push({ key: `link\u0000${sheet.media}\u0000${sheet.href}`, text, base: fetched?.url ?? sheet.href, media: sheet.media })
+  }
+  return sheets
+}
+
+/**
+ * One list of sheets for all viewports, in cascade order: usually every viewport applied
+ * the same; a sheet only one applied goes in after the sheet it followed there.
+ */
+function mergeSheetLists(lists: KeyedSheet[][]): KeyedSheet[] {
+  const merged = [...(lists[0] ?? [])]
+  for (const list of lists.slice(1)) {
+    let after = -1
+    for (const sheet of list) {
+      const at = merged.findIndex((known) => known.key === sheet.key)
+      if (at >= 0) {
+        after = at
+        continue
+      }
+      merged.splice(after + 1, 0, sheet)
+      after += 1
+    }
+  }
+  return merged
+}
+
+function importedFrom(views: LoadedView[]): (url: string) => FetchedSheet | undefined {
+  return (url) => {
+    for (const view of views) {
+      const found = view.texts.get(url)
+      if (found) return found
+    }
+    return undefined
+  }
+}
+
+async function ask(page: Page, questions: ProbeInput): Promise<Answers> {
+  const output: ProbeOutput = await inPage(page, probe, questions)
+  return {
+    selectors: Array.from(output.selectors, (flag) => flag === '1'),
+    media: Array.from(output.media, (flag) => flag === '1'),
+    inlineStyles: output.inlineStyles,
+  }
+}
+
+/**
+ * Runs one of extract.ts's functions in the page from its source text. Transpilers may
+ * wrap named functions in a `__name(…)` helper that only exists in this process; the page
+ * gets a harmless one in the same scope.
+ */
+function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
+  const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
+  return page.evaluate(source) as Promise<R>
+}
+
+function navigationError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const net = /net::[A-Z_]+/.exec(message)
+  if (net) return net[0]
+  return /timeout/i.test(message) ? 'no answer in time' : 'navigation failed'
+}
+
+async function launchBrowser(executablePath: string, extraArgs: string[]): Promise<Browser> {
+  let playwright: typeof import('playwright-core')
+  try {
+    playwright = await import('playwright-core')
+  } catch {
+    throw new Error('The Chromium engine needs playwright-core: `npm install -D playwright-core` (it drives your system Chrome/Chromium; it downloads nothing).')
+  }
+  // Chromium refuses to start as root with its sandbox; only then is it turned off.
+  const root = typeof process.getuid === 'function' && process.getuid() === 0
+  return playwright.chromium.launch({
+    executablePath,
+    headless: true,
+    args: [...BROWSER_FLAGS, ...(root ? ['--no-sandbox'] : []), ...extraArgs],
+    timeout: 30_000,
+  })
+}

@@ -1,0 +1,269 @@
+/**
+ * From the page's combined stylesheet to its critical CSS. The page answers, per viewport,
+ * which reduced selectors match an element above the fold and which media queries match;
+ * this module keeps the rules that answer yes (in their original cascade order), then keeps
+ * only the custom properties, `@font-face`s, `@keyframes` and `@property`s those rules use.
+ */
+import type { AtrulePlain, CssNodePlain, DeclarationPlain, RulePlain, StyleSheetPlain } from 'css-tree'
+import { reduceSelector, viewportMediaTest } from './selectors.ts'
+import { generatePlain } from './sheets.ts'
+
+/** What the page is asked, once per viewport. */
+export interface Questions {
+  /** Reduced selectors: does one match an element whose box starts above the fold? */
+  selectors: string[]
+  /** Media queries (viewport features only): does it match this viewport? */
+  media: string[]
+}
+
+/** The page's answers for one viewport, index for index. */
+export interface Answers {
+  selectors: boolean[]
+  media: boolean[]
+  /** The page's `style` attributes, joined: they may use custom properties, fonts and animations too. */
+  inlineStyles: string
+}
+
+/** Kept out of critical CSS: they change nothing on the first paint (as penthouse's defaults). */
+const UNPAINTED_PROPERTY = /transition|^cursor$|^pointer-events$|tap-highlight-color$|user-select$/i
+/** Group rules whose children are filtered; empty ones are dropped. */
+const GROUP_RULES = new Set(['media', 'supports', 'layer', 'container', 'scope', 'starting-style', 'document', '-moz-document'])
+/** At-rules that never belong in critical CSS (`@import`s are already replaced by what they load). */
+const DROPPED_RULES = new Set(['import', 'charset', 'page', 'viewport', '-ms-viewport'])
+const VAR_REFERENCE = /var\(\s*(--[^,\s)]+)/g
+const IDENTIFIER = /-?[_a-zA-Z][-\w]*/g
+const QUOTES = /^["']|["']$/g
+
+export class CriticalCss {
+  readonly questions: Questions = { selectors: [], media: [] }
+  readonly #sheet: StyleSheetPlain
+  readonly #ruleSelectors = new Map<RulePlain, (number | null)[]>()
+  readonly #mediaIndex = new Map<AtrulePlain, number>()
+
+  constructor(sheet: StyleSheetPlain) {
+    this.#sheet = sheet
+    const selectorIndex = new Map<string, number>()
+    const mediaIndex = new Map<string, number>()
+    const index = (map: Map<string, number>, list: string[], key: string): number => {
+      let found = map.get(key)
+      if (found === undefined) {
+        found = list.push(key) - 1
+        map.set(key, found)
+      }
+      return found
+    }
+    const visit = (nodes: CssNodePlain[]): void => {
+      for (const node of nodes) {
+        if (node.type === 'Rule' && node.prelude.type === 'SelectorList') {
+          this.#ruleSelectors.set(
+            node,
+            node.prelude.children.map((selector) => {
+              const reduced = selector.type === 'Selector' ? reduceSelector(selector) : null
+              return reduced === null ? null : index(selectorIndex, this.questions.selectors, reduced)
+            }),
+          )
+        } else if (node.type === 'Atrule' && node.block && GROUP_RULES.has(node.name.toLowerCase())) {
+          if (node.name.toLowerCase() === 'media' && node.prelude) {
+            this.#mediaIndex.set(node, index(mediaIndex, this.questions.media, viewportMediaTest(generatePlain(node.prelude))))
+          }
+          visit(node.block.children)
+        }
+      }
+    }
+    visit(sheet.children)
+  }
+
+  /** The critical CSS for the union of the viewports answered, minified. */
+  css(answers: Answers[]): string {
+    const kept = this.#keepRules(this.#sheet.children, answers.map(() => true), answers)
+    const inlineStyles = answers.map((answer) => answer.inlineStyles).join(';')
+    return generatePlain({ type: 'StyleSheet', children: pruneUnused(kept, inlineStyles) } as CssNodePlain)
+  }
+
+  #keepRules(nodes: CssNodePlain[], active: boolean[], answers: Answers[]): CssNodePlain[] {
+    const out: CssNodePlain[] = []
+    for (const node of nodes) {
+      if (node.type === 'Rule') {
+        const rule = this.#keepRule(node, active, answers)
+        if (rule) out.push(rule)
+      } else if (node.type === 'Atrule') {
+        const name = node.name.toLowerCase()
+        if (DROPPED_RULES.has(name)) continue
+        if (!node.block || !GROUP_RULES.has(name)) {
+          out.push(node)
+          continue
+        }
+        const media = this.#mediaIndex.get(node)
+        const inside = media === undefined ? active : active.map((on, viewport) => on && answers[viewport]!.media[media] === true)
+        if (!inside.includes(true)) continue
+        const children = this.#keepRules(node.block.children, inside, answers)
+        if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
+      }
+    }
+    return out
+  }
+
+  #keepRule(rule: RulePlain, active: boolean[], answers: Answers[]): RulePlain | null {
+    const indexes = this.#ruleSelectors.get(rule)
+    if (!indexes || rule.prelude.type !== 'SelectorList') return null
+    const selectors = rule.prelude.children.filter((_, position) => {
+      const asked = indexes[position]
+      // A selector the page cannot be asked about (nesting) is kept wherever its rule may apply.
+      if (asked === null || asked === undefined) return true
+      return active.some((on, viewport) => on && answers[viewport]!.selectors[asked] === true)
+    })
+    if (selectors.length === 0) return null
+    const declarations = rule.block.children.filter((child) => !(child.type === 'Declaration' && UNPAINTED_PROPERTY.test(child.property)))
+    if (declarations.length === 0) return null
+    return { ...rule, prelude: { ...rule.prelude, children: selectors }, block: { ...rule.block, children: declarations } }
+  }
+}
+
+/** Drops custom properties, font faces, keyframes and registered properties nothing kept uses. */
+function pruneUnused(nodes: CssNodePlain[], inlineStyles: string): CssNodePlain[] {
+  const usage = new Usage(inlineStyles)
+  usage.scan(nodes)
+  return filterUnused(nodes, usage)
+}
+
+class Usage {
+  readonly variables = new Set<string>()
+  readonly families = new Set<string>()
+  readonly animations = new Set<string>()
+  readonly #customValues = new Map<string, string[]>()
+  readonly #keyframes = new Map<string, DeclarationPlain[]>()
+  readonly #plain: string[] = []
+  readonly #fonts: string[] = []
+  readonly #animationValues: string[] = []
+
+  constructor(readonly inlineStyles: string) {}
+
+  scan(nodes: CssNodePlain[]): void {
+    this.#collect(nodes)
+    this.#plain.push(this.inlineStyles)
+    for (const text of this.#plain) this.#useVariables(text)
+    // Keyframes a kept rule animates with may use variables too; one more round covers them.
+    this.#resolveFontsAndAnimations()
+    for (const name of this.animations) for (const declaration of this.#keyframes.get(name) ?? []) this.#useVariables(valueText(declaration))
+    this.#resolveFontsAndAnimations()
+  }
+
+  #collect(nodes: CssNodePlain[]): void {
+    for (const node of nodes) {
+      if (node.type === 'Rule') {
+        for (const child of node.block.children) {
+          if (child.type !== 'Declaration') {
+            if (child.type === 'Raw') this.#plain.push(child.value)
+            continue
+          }
+          const text = valueText(child)
+          if (child.property.startsWith('--')) {
+            const values = this.#customValues.get(child.property) ?? []
+            values.push(text)
+            this.#customValues.set(child.property, values)
+            continue
+          }
+          this.#plain.push(text)
+          const property = child.property.toLowerCase()
+          if (property === 'font' || property === 'font-family') this.#fonts.push(text)
+          if (property === 'animation' || property === 'animation-name') this.#animationValues.push(text)
+        }
+      } else if (node.type === 'Atrule' && node.block) {
+        const name = node.name.toLowerCase()
+        if (name.endsWith('keyframes')) {
+          const declarations: DeclarationPlain[] = []
+          collectDeclarations(node.block.children, declarations)
+          const key = keyframesName(node)
+          this.#keyframes.set(key, [...(this.#keyframes.get(key) ?? []), ...declarations])
+        } else if (GROUP_RULES.has(name)) {
+          this.#collect(node.block.children)
+        }
+      }
+    }
+  }
+
+  #useVariables(text: string): void {
+    for (const match of text.matchAll(VAR_REFERENCE)) {
+      const name = match[1]!
+      if (this.variables.has(name)) continue
+      this.variables.add(name)
+      for (const value of this.#customValues.get(name) ?? []) this.#useVariables(value)
+    }
+  }
+
+  #resolveFontsAndAnimations(): void {
+    const loose = [this.inlineStyles, ...[...this.variables].flatMap((name) => this.#customValues.get(name) ?? [])]
+    for (const text of [...this.#fonts, ...loose]) for (const family of familyNames(text)) this.families.add(family)
+    for (const text of [...this.#animationValues, ...loose]) for (const match of text.matchAll(IDENTIFIER)) this.animations.add(match[0])
+  }
+}
+
+function filterUnused(nodes: CssNodePlain[], usage: Usage): CssNodePlain[] {
+  const out: CssNodePlain[] = []
+  for (const node of nodes) {
+    if (node.type === 'Rule') {
+      const children = node.block.children.filter((child) => child.type !== 'Declaration' || !child.property.startsWith('--') || usage.variables.has(child.property))
+      if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
+      continue
+    }
+    if (node.type !== 'Atrule') {
+      out.push(node)
+      continue
+    }
+    const name = node.name.toLowerCase()
+    if (name === 'font-face') {
+      if (fontFaceFamilies(node).some((family) => usage.families.has(family))) out.push(node)
+    } else if (name.endsWith('keyframes')) {
+      if (usage.animations.has(keyframesName(node))) out.push(node)
+    } else if (name === 'property') {
+      if (node.prelude && usage.variables.has(generatePlain(node.prelude).trim())) out.push(node)
+    } else if (node.block && GROUP_RULES.has(name)) {
+      const children = filterUnused(node.block.children, usage)
+      if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
+    } else {
+      out.push(node)
+    }
+  }
+  return out
+}
+
+function collectDeclarations(nodes: CssNodePlain[], into: DeclarationPlain[]): void {
+  for (const node of nodes) {
+    if (node.type === 'Declaration') into.push(node)
+    else if (node.type === 'Rule' || node.type === 'Block') collectDeclarations(node.type === 'Rule' ? node.block.children : node.children, into)
+  }
+}
+
+const valueTexts = new WeakMap<DeclarationPlain, string>()
+function valueText(declaration: DeclarationPlain): string {
+  let text = valueTexts.get(declaration)
+  if (text === undefined) {
+    text = generatePlain(declaration.value)
+    valueTexts.set(declaration, text)
+  }
+  return text
+}
+
+function keyframesName(node: AtrulePlain): string {
+  return node.prelude ? generatePlain(node.prelude).trim().replace(QUOTES, '') : ''
+}
+
+function fontFaceFamilies(node: AtrulePlain): string[] {
+  const declarations: DeclarationPlain[] = []
+  collectDeclarations(node.block?.children ?? [], declarations)
+  return declarations.filter((d) => d.property.toLowerCase() === 'font-family').flatMap((d) => familyNames(valueText(d)))
+}
+
+/**
+ * Every name a font list may mean, lower-cased and unquoted. For the `font` shorthand
+ * (`italic 700 1rem/1.5 Open Sans`) the family's words are a suffix of the first item, so
+ * every suffix counts: a false match only keeps a font face that was unused.
+ */
+function familyNames(text: string): string[] {
+  const names: string[] = []
+  for (const item of text.split(',')) {
+    const words = item.trim().replace(QUOTES, '').replace(/["']/g, '').toLowerCase().split(/\s+/).filter(Boolean)
+    for (let start = 0; start < words.length; start++) names.push(words.slice(start).join(' '))
+  }
+  return names
+}

@@ -1,0 +1,72 @@
+/**
+ * What the page is asked about a rule: its selectors with user-action states and
+ * pseudo-elements reduced to the element they style (`a.nav:hover::after` → `a.nav`), and
+ * media queries reduced to what a viewport decides.
+ */
+import type { CssNodePlain, SelectorPlain } from 'css-tree'
+import { generatePlain } from './sheets.ts'
+
+/** States a page is not in when it first paints; the element itself is. */
+const DYNAMIC_PSEUDO_CLASSES = new Set([
+  'hover', 'focus', 'focus-visible', 'focus-within', 'active', 'visited', 'target', 'target-within',
+  'current', 'past', 'future', 'playing', 'paused', 'user-invalid', 'user-valid', 'autofill',
+  'popover-open', 'modal', 'fullscreen', 'picture-in-picture', 'open', 'closed',
+])
+/** Pseudo-elements that CSS 2 wrote with one colon. */
+const LEGACY_PSEUDO_ELEMENTS = new Set(['before', 'after', 'first-line', 'first-letter'])
+
+/**
+ * The selector the page runs `querySelectorAll` with, or null when the rule cannot be
+ * tested that way (nesting `&`): such a rule is kept.
+ */
+export function reduceSelector(selector: SelectorPlain): string | null {
+  const compounds: CssNodePlain[][] = [[]]
+  const combinators: CssNodePlain[] = []
+  for (const node of selector.children) {
+    // css-tree's types predate the nesting selector's node.
+    if ((node.type as string) === 'NestingSelector') return null
+    if (node.type === 'Combinator') {
+      combinators.push(node)
+      compounds.push([])
+      continue
+    }
+    if (isReducible(node)) continue
+    compounds[compounds.length - 1]!.push(node)
+  }
+  const children: CssNodePlain[] = []
+  compounds.forEach((compound, index) => {
+    if (index > 0) children.push(combinators[index - 1]!)
+    // A compound left empty (`:hover`, `::selection`) still stands for an element.
+    children.push(...(compound.length > 0 ? compound : [{ type: 'TypeSelector', name: '*' } as CssNodePlain]))
+  })
+  return generatePlain({ type: 'Selector', children } as CssNodePlain)
+}
+
+function isReducible(node: CssNodePlain): boolean {
+  if (node.type === 'PseudoElementSelector') return true
+  if (node.type !== 'PseudoClassSelector') return false
+  const name = node.name.toLowerCase()
+  return DYNAMIC_PSEUDO_CLASSES.has(name) || LEGACY_PSEUDO_ELEMENTS.has(name) || name.startsWith('-')
+}
+
+/** Media features a viewport decides; any other (`prefers-*`, `hover`, resolution) may match some visitor. */
+const VIEWPORT_FEATURE = /^(min-|max-)?(device-)?(width|height|aspect-ratio|orientation)$/i
+const LEAF_CONDITION = /(\bnot\s+)?\(([^()]*)\)/gi
+const LEAF_FEATURE = /^\s*[a-z-]+\s*(:|$)/i
+const FEATURE_NAME = /[a-z-]+/gi
+const ALWAYS = '(min-width:0px)'
+
+/**
+ * The media query the page evaluates for one viewport: features that do not depend on the
+ * viewport become always-true, so `(prefers-color-scheme: dark) and (min-width: 768px)` is
+ * kept for a wide viewport whatever the headless browser prefers. Media types stay
+ * (`print` never matches a screen).
+ */
+export function viewportMediaTest(media: string): string {
+  return media.replace(LEAF_CONDITION, (whole, _not: string | undefined, inner: string) => {
+    const names = inner.match(FEATURE_NAME) ?? []
+    if (names.some((name) => VIEWPORT_FEATURE.test(name))) return whole
+    // Only a plain `(feature: value)` leaf is replaced (with its `not`): `calc(…)` inside a value is not a feature.
+    return LEAF_FEATURE.test(inner) ? ALWAYS : whole
+  })
+}

@@ -1,0 +1,142 @@
+/**
+ * Puts every stylesheet a page applied into one stylesheet, in cascade order: `@import`s
+ * replaced by the sheet they load (wrapped in their media, supports and layer), a
+ * `<link media>` kept as an `@media` around its sheet, and every `url()` rewritten so it
+ * resolves the same once the CSS sits inline in the page.
+ */
+import { generate, parse, toPlainObject, type AtrulePlain, type CssNodePlain, type StyleSheetPlain } from 'css-tree'
+
+/** One stylesheet as the page applied it, in document order. */
+export interface AppliedSheet {
+  /** The text as the browser received it (`<link>`) or as written (`<style>`). */
+  text: string
+  /** What its relative URLs resolve against: the sheet's own URL, or the document's base URL for a `<style>`. */
+  base: string
+  /** The owner element's media list; empty for all media. */
+  media: string
+}
+
+/** The text of a stylesheet an `@import` loads, as the browser received it; `url` is where it ended up after redirects. */
+export type ImportedSheet = (url: string) => { text: string; url: string } | undefined
+
+const MAX_IMPORT_DEPTH = 8
+const IMAGE_SET = /^(-webkit-)?image-set$/i
+const RAW_URL = /url\(\s*(['"]?)([^'")\s]+)\1\s*\)/gi
+const ALL_MEDIA = /^\s*(all)?\s*$/i
+
+export function combineSheets(sheets: AppliedSheet[], imported: ImportedSheet, pageUrl: string): StyleSheetPlain {
+  const origin = new URL(pageUrl).origin
+  const children: CssNodePlain[] = []
+  for (const sheet of sheets) {
+    const nodes = sheetNodes(sheet.text, sheet.base, origin, imported, new Set(), 0)
+    children.push(...wrap(nodes, { media: ALL_MEDIA.test(sheet.media) ? null : sheet.media }))
+  }
+  return { type: 'StyleSheet', children }
+}
+
+function sheetNodes(text: string, base: string, origin: string, imported: ImportedSheet, seen: Set<string>, depth: number): CssNodePlain[] {
+  const ast = toPlainObject(parse(text, { parseCustomProperty: false, onParseError: () => {} })) as StyleSheetPlain
+  rebaseUrls(ast, base, origin)
+  const out: CssNodePlain[] = []
+  for (const node of ast.children) {
+    if (node.type === 'Atrule' && node.name.toLowerCase() === 'import') {
+      out.push(...importNodes(node, base, origin, imported, seen, depth))
+    } else if (!(node.type === 'Atrule' && node.name.toLowerCase() === 'charset')) {
+      out.push(node)
+    }
+  }
+  return out
+}
+
+/** An `@import`, replaced by what it loads; nothing when the browser did not load it. */
+function importNodes(node: AtrulePlain, base: string, origin: string, imported: ImportedSheet, seen: Set<string>, depth: number): CssNodePlain[] {
+  const parts = node.prelude?.type === 'AtrulePrelude' ? node.prelude.children : []
+  const target = parts[0]
+  const href = target?.type === 'Url' || target?.type === 'String' ? target.value : null
+  if (!href || depth >= MAX_IMPORT_DEPTH) return []
+  // rebaseUrls already made it root-relative; the lookup wants it absolute again.
+  const url = new URL(href, base).href
+  const loaded = imported(url)
+  if (!loaded || seen.has(loaded.url)) return []
+  const conditions: { media: string | null; supports?: string; layer?: string } = { media: null }
+  for (const part of parts.slice(1)) {
+    if (part.type === 'MediaQueryList') conditions.media = generatePlain(part)
+    else if (part.type === 'Function' && part.name.toLowerCase() === 'supports') conditions.supports = `(${part.children.map(generatePlain).join('')})`
+    else if (part.type === 'Function' && part.name.toLowerCase() === 'layer') conditions.layer = part.children.map(generatePlain).join('')
+    else if (part.type === 'Identifier' && part.name.toLowerCase() === 'layer') conditions.layer = ''
+  }
+  const nodes = sheetNodes(loaded.text, loaded.url, origin, imported, new Set([...seen, loaded.url]), depth + 1)
+  return wrap(nodes, conditions)
+}
+
+function wrap(nodes: CssNodePlain[], conditions: { media: string | null; supports?: string; layer?: string }): CssNodePlain[] {
+  let wrapped = nodes
+  if (conditions.layer !== undefined) wrapped = [groupRule('layer', conditions.layer, wrapped)]
+  if (conditions.supports !== undefined) wrapped = [groupRule('supports', conditions.supports, wrapped)]
+  if (conditions.media && !ALL_MEDIA.test(conditions.media)) wrapped = [groupRule('media', conditions.media, wrapped)]
+  return wrapped
+}
+
+function groupRule(name: string, prelude: string, children: CssNodePlain[]): AtrulePlain {
+  return {
+    type: 'Atrule',
+    name,
+    prelude: prelude ? { type: 'Raw', value: prelude } : null,
+    block: { type: 'Block', children },
+  } as AtrulePlain
+}
+
+/**
+ * A same-origin URL becomes root-relative (`/img/bg.jpg`: it still works when the site is
+ * deployed on another host), another origin's absolute; `data:` and `#fragment` stay.
+ */
+export function rebaseUrl(value: string, base: string, pageOrigin: string): string {
+  const trimmed = value.trim()
+  if (trimmed === '' || trimmed.startsWith('#') || /^data:/i.test(trimmed)) return value
+  let resolved: URL
+  try {
+    resolved = new URL(trimmed, base)
+  } catch {
+    return value
+  }
+  if (resolved.origin === pageOrigin) return resolved.pathname + resolved.search + resolved.hash
+  return resolved.href
+}
+
+function rebaseUrls(node: CssNodePlain, base: string, origin: string): void {
+  switch (node.type) {
+    case 'Url':
+      node.value = rebaseUrl(node.value, base, origin)
+      return
+    case 'Function':
+      if (IMAGE_SET.test(node.name)) {
+        for (const child of node.children) if (child.type === 'String') child.value = rebaseUrl(child.value, base, origin)
+      }
+      break
+    case 'Declaration':
+      if (node.value.type === 'Raw') {
+        // A custom property's value starts after the colon's whitespace, which means nothing.
+        node.value.value = node.value.value.trim().replace(RAW_URL, (_whole, quote: string, href: string) => `url(${quote}${rebaseUrl(href, base, origin)}${quote})`)
+        return
+      }
+      break
+  }
+  for (const child of childNodes(node)) rebaseUrls(child, base, origin)
+}
+
+/** The nodes directly below `node`, whatever field holds them. */
+export function childNodes(node: CssNodePlain): CssNodePlain[] {
+  const out: CssNodePlain[] = []
+  const record = node as unknown as Record<string, unknown>
+  for (const key of ['prelude', 'block', 'value', 'children', 'condition'] as const) {
+    const field = record[key]
+    if (Array.isArray(field)) out.push(...(field as CssNodePlain[]))
+    else if (field && typeof field === 'object' && 'type' in field) out.push(field as CssNodePlain)
+  }
+  return out
+}
+
+/** css-tree's generator (compact output), for plain nodes: children in arrays. */
+export function generatePlain(node: CssNodePlain): string {
+  return generate(node as unknown as Parameters<typeof generate>[0])
+}

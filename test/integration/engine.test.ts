@@ -1,0 +1,278 @@
+/**
+ * The Chromium engine on fixture pages served from 127.0.0.1, in the system Chromium:
+ * what it keeps is what the first paint shows, in the original cascade order, with URLs
+ * that still resolve once inlined; what it drops is below the fold or unused.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { generate as generateCss, parse, walk } from 'css-tree'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createClient } from '../../src/api/client.ts'
+import { createChromiumEngine, type ChromiumEngine, type ChromiumEngineOptions } from '../../src/engine/chromium.ts'
+import { EngineError } from '../../src/service/engine.ts'
+import { startService } from '../../src/service/server.ts'
+import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
+
+// Each test loads pages in a real browser; a shared 2-core CI machine needs room.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
+
+const DESKTOP = { width: 1300, height: 900 }
+const MOBILE = { width: 412, height: 915 }
+
+const page = (head: string, body: string): string => `<!doctype html><html><head><meta charset="utf-8"><title>t</title>${head}</head><body>${body}</body></html>`
+
+const LAYOUT = `
+<header class="site-header"><a class="brand" href="#">Brand</a><nav class="menu collapse"><a href="#">One</a></nav></header>
+<aside class="drawer">Off-canvas menu</aside>
+<section class="hero"><h1 class="hero-title">Title</h1></section>
+<main><p class="intro">Intro</p><div class="spacer"></div><article class="below">Below the fold</article></main>
+<footer class="site-footer">Footer</footer>
+<div class="toast">Fixed to the bottom</div>`
+
+const SITE_CSS = `
+html{scroll-behavior:smooth}
+body{margin:0;font:16px/1.5 sans-serif}
+.site-header{position:fixed;top:0;left:0;right:0;height:60px;background:#123;transition:background .3s;cursor:pointer}
+.collapse{display:none}
+.brand:hover::after{content:"→"}
+.drawer{position:absolute;top:0;left:-300px;width:250px}
+.hero{height:100vh;background:url(../img/hero.svg) center/cover}
+.hero-title{font-size:48px}
+.spacer{height:2000px}
+.below{color:purple}
+.site-footer{background:#333}
+.toast{position:fixed;bottom:0;right:0}
+.nowhere{color:red}`
+
+let site: StaticServer
+let other: StaticServer
+let blackHole: StaticServer
+let engine: ChromiumEngine
+
+const files: Record<string, string | ServedFile> = {}
+
+function generate(path: string, viewports = [DESKTOP], target: ChromiumEngine = engine): Promise<string> {
+  return target.generate({ url: `${site.origin}${path}`, viewports, signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000 }).then((r) => r.css)
+}
+
+/** Every style rule's selector list, in output order. */
+function selectors(css: string): string[] {
+  const out: string[] = []
+  walk(parse(css), {
+    visit: 'Rule',
+    enter(node) {
+      out.push(generateCss(node.prelude))
+    },
+  })
+  return out
+}
+
+beforeAll(async () => {
+  other = await serveFiles({
+    '/theme.css': `@import "more.css";.hero-title{color:teal;background:url(img/t.png)}.below{color:orange}`,
+    '/more.css': `.brand{outline:2px solid teal}`,
+  })
+  blackHole = await serveFiles({ '/fonts.css': { body: '', hang: true }, '/far.woff2': { body: '', hang: true } })
+  Object.assign(files, {
+    '/css/site.css': SITE_CSS,
+    '/index.html': page('<link rel="stylesheet" href="/css/site.css">', LAYOUT),
+    '/fonts.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>
+@font-face{font-family:Used;src:url(/f/used.woff2)}
+@font-face{font-family:"Title Face";src:url(/f/title.woff2)}
+@font-face{font-family:Unused;src:url(/f/unused.woff2)}
+@keyframes pulse{to{opacity:.5}}
+@keyframes fade{to{opacity:0}}
+:root{--brand:#f00;--below:#00f;--chain:var(--base);--base:1px;--title-font:"Title Face",serif}
+.brand{color:var(--brand);border:var(--chain) solid;animation:pulse 1s;font-family:Used,sans-serif}
+.hero-title{font-family:var(--title-font)}
+.below{color:var(--below);animation:fade 2s}
+</style>`,
+      LAYOUT,
+    ),
+    '/media.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>
+@media print{.hero-title{color:black}}
+@media (min-width:2000px){.hero-title{color:gray}}
+@media (max-width:600px){.hero-title{font-size:24px}}
+@media (min-width:1000px){.hero-title{letter-spacing:1px}}
+@media (prefers-color-scheme:dark){.hero-title{color:white}}
+@media (max-width:600px){.below{color:green}}
+@supports (display:grid){.hero{display:grid}.below{display:grid}}
+</style>`,
+      LAYOUT,
+    ),
+    '/blog/post.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>.hero{background-image:url(img/i.png)}.hero-title{background:url("data:image/svg+xml,%3Csvg%3E%3C/svg%3E")}</style><link rel="stylesheet" href="${other.origin}/theme.css">`,
+      LAYOUT,
+    ),
+    '/stalled.html': page(`<link rel="stylesheet" href="/css/site.css"><link rel="stylesheet" href="${blackHole.origin}/fonts.css"><style>@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}.hero-title{font-family:Far,serif}</style>`, LAYOUT),
+    '/order.html': page(
+      `<link rel="stylesheet" href="/css/a.css"><style>.x{color:green}</style><link rel="stylesheet" href="/css/b.css"><link rel="stylesheet" media="(min-width: 1000px)" href="/css/d.css">`,
+      '<p class="x">x</p>',
+    ),
+    '/css/a.css': '.x{color:red}',
+    '/css/b.css': '@import "c.css";.x{color:black}',
+    '/css/c.css': '.x{color:blue}',
+    '/css/d.css': '.x{color:navy}',
+    '/missing.html': { body: 'gone', status: 404 },
+  })
+  site = await serveFiles(files)
+  engine = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
+})
+
+afterAll(async () => {
+  await engine?.close()
+  await Promise.all([site?.close(), other?.close(), blackHole?.close()])
+})
+
+describe('Chromium engine: what the first paint shows', () => {
+  it('keeps rules of elements above the fold (fixed, off-canvas, hidden in the header, 100vh hero) and drops the rest', async () => {
+    const css = await generate('/')
+    const kept = selectors(css)
+    expect(kept).toEqual(['html', 'body', '.site-header', '.collapse', '.brand:hover::after', '.drawer', '.hero', '.hero-title', '.toast'])
+    // The hero's background comes along, its URL made root-relative; transitions and cursor do not paint.
+    expect(css).toContain('.hero{height:100vh;background:url(/img/hero.svg)center/cover}')
+    expect(css).toContain('.site-header{position:fixed;top:0;left:0;right:0;height:60px;background:#123}')
+  })
+
+  it('keeps only the font faces, keyframes and custom properties kept rules use', async () => {
+    const css = await generate('/fonts.html')
+    expect(css).toContain('@font-face{font-family:Used;')
+    expect(css).toContain('@font-face{font-family:"Title Face";')
+    expect(css).not.toContain('Unused')
+    expect(css).toContain('@keyframes pulse')
+    expect(css).not.toContain('@keyframes fade')
+    expect(css).toContain(':root{--brand:#f00;--chain:var(--base);--base:1px;--title-font:"Title Face",serif}')
+    expect(css).not.toContain('--below')
+  })
+
+  it('drops media queries no requested viewport matches, and filters the rest', async () => {
+    const desktop = await generate('/media.html')
+    expect(desktop).toContain('@media (min-width:1000px){.hero-title{letter-spacing:1px}}')
+    // Not decided by the viewport: a visitor may prefer dark.
+    expect(desktop).toContain('@media (prefers-color-scheme:dark){.hero-title{color:white}}')
+    expect(desktop).toContain('@supports (display:grid){.hero{display:grid}}')
+    for (const gone of ['print', '2000px', 'max-width:600px', '.below']) expect(desktop).not.toContain(gone)
+
+    const both = await generate('/media.html', [DESKTOP, MOBILE])
+    expect(both).toContain('@media (max-width:600px){.hero-title{font-size:24px}}')
+    expect(both).toContain('@media (min-width:1000px){.hero-title{letter-spacing:1px}}')
+    expect(both).not.toContain('.below')
+    expect(both.match(/max-width:600px/g)).toHaveLength(1)
+  })
+
+  it('reads cross-origin sheets and their imports from the browser, and rewrites URLs to resolve once inlined', async () => {
+    const css = await generate('/blog/post.html')
+    expect(css).toContain('.hero{background-image:url(/blog/img/i.png)}')
+    expect(css).toContain('.hero-title{background:url(data:image/svg+xml,%3Csvg%3E%3C/svg%3E)}')
+    expect(css).toContain(`.brand{outline:2px solid teal}.hero-title{color:teal;background:url(${other.origin}/img/t.png)}`)
+    expect(css).not.toContain('orange')
+  })
+
+  it('keeps the cascade order of links, styles and imports, with a link’s media around its rules', async () => {
+    expect(await generate('/order.html')).toBe('.x{color:red}.x{color:green}.x{color:blue}.x{color:black}@media (min-width: 1000px){.x{color:navy}}')
+  })
+
+  it('gives byte-identical CSS for the same page on every run', async () => {
+    const runs = await Promise.all([generate('/fonts.html', [DESKTOP, MOBILE]), generate('/fonts.html', [DESKTOP, MOBILE])])
+    runs.push(await generate('/fonts.html', [DESKTOP, MOBILE]))
+    expect(new Set(runs).size).toBe(1)
+  })
+
+  it('does not stall on an unreachable font host or a stylesheet that never answers', async () => {
+    // The job's deadline aborts the engine: finishing with CSS means it did not wait for the host.
+    const css = await engine.generate({ url: `${site.origin}/stalled.html`, viewports: [DESKTOP], signal: AbortSignal.timeout(8000), deadline: Date.now() + 8000 }).then((r) => r.css)
+    expect(css).toContain('.hero-title{font-family:Far,serif}')
+    expect(css).toContain(`@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}`)
+  })
+})
+
+describe('Chromium engine: failures', () => {
+  it('fails a page that answers 404 with fetch_failed', async () => {
+    const error = await generate('/missing.html').catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(EngineError)
+    expect((error as EngineError).code).toBe('fetch_failed')
+  })
+
+  it('refuses what its guard refuses: the page with blocked_url, a subresource by leaving its rules out', async () => {
+    const guarded = createChromiumEngine({ guard: async (url) => (url.origin === other.origin ? 'an internal address' : null) } satisfies ChromiumEngineOptions)
+    try {
+      const css = await generate('/blog/post.html', [DESKTOP], guarded)
+      expect(css).toContain('.hero{background-image:url(/blog/img/i.png)}')
+      expect(css).not.toContain('teal')
+      const error = await guarded.generate({ url: `${other.origin}/theme.css`, viewports: [DESKTOP], signal: AbortSignal.timeout(20_000) }).catch((e: unknown) => e)
+      expect((error as EngineError).code).toBe('blocked_url')
+    } finally {
+      await guarded.close()
+    }
+  })
+
+  it('relaunches a crashed browser and runs the job once more', async () => {
+    const marker = `--ccs-test-marker=${process.pid}-${Date.now()}`
+    let held = true
+    let asked!: () => void
+    const seen = new Promise<void>((resolve) => (asked = resolve))
+    const slow = await serveFiles({
+      '/': page('<link rel="stylesheet" href="/slow.css">', '<h1 class="t">t</h1>'),
+      '/slow.css': {
+        body: '.t{color:red}',
+        hold: async () => {
+          if (!held) return
+          held = false
+          asked()
+          await new Promise((resolve) => setTimeout(resolve, 3000))
+        },
+      },
+    })
+    const crashing = createChromiumEngine({ browserArgs: [marker] })
+    try {
+      const job = crashing.generate({ url: `${slow.origin}/`, viewports: [DESKTOP], signal: AbortSignal.timeout(30_000) })
+      await seen
+      killBrowser(marker)
+      expect((await job).css).toBe('.t{color:red}')
+      expect(slow.requests.filter((path) => path === '/')).toHaveLength(2)
+    } finally {
+      await crashing.close()
+      await slow.close()
+    }
+  })
+
+  it('without a browser, says how to install one', () => {
+    const saved = process.env.CHROME_PATH
+    process.env.CHROME_PATH = '/nonexistent/chrome'
+    try {
+      expect(() => createChromiumEngine()).toThrow(/apt-get install -y chromium.*CHROME_PATH/)
+    } finally {
+      if (saved === undefined) delete process.env.CHROME_PATH
+      else process.env.CHROME_PATH = saved
+    }
+  })
+})
+
+describe('reference service with its default engine', () => {
+  it('renders a page through the API with the Chromium engine when no engine is given', async () => {
+    const token = 'ccs_engine_test_token_0123456789'
+    const service = await startService({ port: 0, tokens: [{ token, plan: 'ent' }], allowPrivateNetworks: true })
+    try {
+      const client = createClient({ baseUrl: service.url, token })
+      const job = await client.generate(`${site.origin}/order.html`, { viewports: [DESKTOP] })
+      const data = await client.waitForCss(job, { deadline: Date.now() + 30_000 })
+      expect(data.css).toContain('.x{color:red}.x{color:green}')
+    } finally {
+      await service.close()
+    }
+  })
+})
+
+/** Kills the browser process started with `marker` among its flags (Linux /proc). */
+function killBrowser(marker: string): void {
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    let cmdline = ''
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    } catch {
+      continue
+    }
+    if (cmdline.includes(marker) && !cmdline.includes('--type=')) process.kill(Number(pid), 'SIGKILL')
+  }
+}
