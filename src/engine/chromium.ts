@@ -8,8 +8,8 @@ import { delimiter, join } from 'node:path'
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core'
 import type { Viewport } from '../api/contract.ts'
 import { EngineError, type Engine, type EngineInput } from '../service/engine.ts'
-import { CriticalCss, type Answers } from './css.ts'
-import { cssomText, fontsSettled, freezeMotion, listSheets, probe, type ListedSheets, type ProbeInput, type ProbeOutput } from './extract.ts'
+import { CriticalCss, type Answers, type Questions } from './css.ts'
+import { cssomText, probe, settle, type ProbeOutput, type SettledPage } from './extract.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
@@ -86,8 +86,9 @@ export function createChromiumEngine(options: ChromiumEngineOptions = {}): Chrom
 /** Time kept back from the deadline for measuring the page and writing its CSS. */
 const EXTRACT_RESERVE_MS = 1500
 const SHEET_CACHE_SIZE = 16
+const BODY_CACHE_SIZE = 64
 /** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
-const SPARE_PAGES = 2
+const MAX_SPARE_PAGES = 4
 const DEFAULT_DEADLINE_MS = 60_000
 
 class ChromiumCriticalCss implements ChromiumEngine {
@@ -97,9 +98,10 @@ class ChromiumCriticalCss implements ChromiumEngine {
   /** The browser #browser resolved to, so a dead one is forgotten at once. */
   #launched: Browser | null = null
   #closed = false
-  readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: string[] }>()
+  readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined> }>()
+  readonly #bodies = new Map<string, FetchedSheet>()
   /** Tagged with their browser up front: a dead browser's pending pages never settle. */
-  #spares: { browser: Browser; ready: Promise<Spare | null> }[] = []
+  #spares: { browser: Browser; viewport: Viewport; ready: Promise<Spare | null> }[] = []
 
   constructor(executablePath: string, options: ChromiumEngineOptions) {
     this.#executablePath = executablePath
@@ -145,18 +147,25 @@ class ChromiumCriticalCss implements ChromiumEngine {
     return this.#browser
   }
 
-  /** A fresh context and page: a spare opened ahead when one is ready, and another spare started for the next. */
-  async #page(browser: Browser): Promise<Spare> {
+  /** A fresh context and page: a spare opened ahead when one is ready (one of this viewport's size first), else a new one. */
+  async #page(browser: Browser, viewport: Viewport): Promise<Spare> {
     this.#spares = this.#spares.filter((spare) => spare.browser === browser)
-    let spare: Spare | null = null
-    while (!spare && this.#spares.length > 0) spare = await this.#spares.shift()!.ready
-    spare ??= await this.#newPage(browser)
-    while (this.#spares.length < SPARE_PAGES) this.#spares.push({ browser, ready: this.#newPage(browser).catch(() => null) })
-    return spare
+    const fits = this.#spares.findIndex((spare) => sameSize(spare.viewport, viewport))
+    const taken = this.#spares.splice(fits >= 0 ? fits : 0, 1)[0]
+    return (await taken?.ready) ?? (await this.#newPage(browser, viewport))
   }
 
-  async #newPage(browser: Browser): Promise<Spare> {
-    const context = await browser.newContext({ deviceScaleFactor: 1, serviceWorkers: 'block' })
+  /** Spares for the next job, one per viewport of this one: a page's renderer takes a while to start. */
+  #refill(browser: Browser, viewports: Viewport[]): void {
+    for (const viewport of viewports.slice(0, MAX_SPARE_PAGES)) {
+      if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
+      this.#spares.push({ browser, viewport, ready: this.#newPage(browser, viewport).catch(() => null) })
+    }
+    this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready?.context.close().catch(() => {})))
+  }
+
+  async #newPage(browser: Browser, viewport: Viewport): Promise<Spare> {
+    const context = await browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block' })
     const refused: Spare['refused'] = { reason: null }
     const guard = this.#options.guard
     if (guard) {
@@ -167,7 +176,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
         return route.abort('blockedbyclient')
       })
     }
-    return { browser, context, page: await context.newPage(), refused }
+    return { browser, viewport, context, page: await context.newPage(), refused }
   }
 
   #forget(browser: Browser): void {
@@ -178,58 +187,101 @@ class ChromiumCriticalCss implements ChromiumEngine {
 
   async #render(browser: Browser, input: EngineInput): Promise<{ css: string }> {
     const deadline = input.deadline ?? Date.now() + DEFAULT_DEADLINE_MS
+    const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
     const contexts: BrowserContext[] = []
     const closeAll = (): Promise<unknown> => Promise.all(contexts.map((context) => context.close().catch(() => {})))
     input.signal.addEventListener('abort', closeAll, { once: true })
     try {
-      const opened = await Promise.allSettled(input.viewports.map((viewport) => this.#open(browser, input.url, viewport, deadline, contexts)))
+      const opened = await Promise.allSettled(input.viewports.map((viewport) => this.#open(browser, input.url, viewport, remaining, contexts)))
       const failure = opened.find((result) => result.status === 'rejected')
       if (failure) throw failure.reason
       const views = opened.map((result) => (result as PromiseFulfilledResult<LoadedView>).value)
-      const critical = this.#parsed(mergeSheetLists(views.map((view) => view.applied)), views)
-      const answers = await Promise.all(views.map((view) => ask(view.page, critical.questions)))
+      const texts = await this.#stylesheetTexts(views, remaining())
+      const sheets = mergeSheetLists(await Promise.all(views.map((view) => appliedSheets(view, texts))))
+      const critical = this.#parsed(sheets, texts, views[0]!.page.url())
+      const answers = await Promise.all(views.map((view) => ask(view, critical.questions)))
+      // Opened now, not earlier: they would compete with this job's pages for the CPU.
+      this.#refill(browser, input.viewports)
       return { css: critical.css(answers) }
     } finally {
       input.signal.removeEventListener('abort', closeAll)
-      await closeAll()
+      // Closing takes a while and nothing waits for it.
+      void closeAll()
     }
   }
 
-  /** Pages of one site share their stylesheets: parsed once, reused while they stay the same. */
-  #parsed(sheets: KeyedSheet[], views: LoadedView[]): CriticalCss {
-    const pageUrl = views[0]!.page.url()
-    const imported = importedFrom(views)
-    const importedTexts: string[] = []
-    const recording = (url: string): FetchedSheet | undefined => {
-      const found = imported(url)
-      importedTexts.push(url, found?.text ?? '')
-      return found
+  /**
+   * Every stylesheet body the views received, read from the browser once per URL. A body
+   * already read under the same validators (ETag or Last-Modified, and length) is not read
+   * again; one still streaming after `waitMs` counts as not received.
+   */
+  async #stylesheetTexts(views: LoadedView[], waitMs: number): Promise<Map<string, FetchedSheet>> {
+    const chosen = new Map<string, Response>()
+    for (const view of views) for (const [url, response] of view.responses) if (!chosen.has(url)) chosen.set(url, response)
+    const reads = new Map<Response, Promise<FetchedSheet | undefined>>()
+    for (const response of chosen.values()) {
+      if (reads.has(response)) continue
+      const validator = validatorOf(response)
+      const known = validator === null ? undefined : this.#bodies.get(validator)
+      reads.set(
+        response,
+        known
+          ? Promise.resolve(known)
+          : response.text().then(
+              (text) => {
+                const fetched = { text, url: response.url() }
+                if (validator !== null) remember(this.#bodies, validator, fetched, BODY_CACHE_SIZE)
+                return fetched
+              },
+              () => undefined,
+            ),
+      )
     }
+    const texts = new Map<string, FetchedSheet>()
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(
+        [...chosen].map(async ([url, response]) => {
+          const fetched = await reads.get(response)
+          if (fetched) texts.set(url, fetched)
+        }),
+      ),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs))),
+    ])
+    clearTimeout(timer)
+    return texts
+  }
+
+  /** Pages of one site share their stylesheets: parsed once, reused while they and their imports stay the same. */
+  #parsed(sheets: KeyedSheet[], texts: Map<string, FetchedSheet>, pageUrl: string): CriticalCss {
     const hash = createHash('sha256').update(new URL(pageUrl).origin)
     for (const sheet of sheets) hash.update(`\u0000${sheet.key}\u0000${sheet.base}\u0000${sheet.text}`)
     const key = hash.digest('hex')
     const cached = this.#sheetCache.get(key)
-    if (cached && cached.imports.every((text, index) => index % 2 === 1 || imported(text)?.text === cached.imports[index + 1])) {
-      this.#sheetCache.delete(key)
-      this.#sheetCache.set(key, cached)
+    if (cached && [...cached.imports].every(([url, text]) => texts.get(url)?.text === text)) {
+      remember(this.#sheetCache, key, cached, SHEET_CACHE_SIZE)
       return cached.critical
     }
-    const critical = new CriticalCss(combineSheets(sheets, recording, pageUrl))
-    this.#sheetCache.set(key, { critical, imports: importedTexts })
-    if (this.#sheetCache.size > SHEET_CACHE_SIZE) this.#sheetCache.delete(this.#sheetCache.keys().next().value!)
+    const imports = new Map<string, string | undefined>()
+    const imported = (url: string): FetchedSheet | undefined => {
+      const found = texts.get(url)
+      imports.set(url, found?.text)
+      return found
+    }
+    const critical = new CriticalCss(combineSheets(sheets, imported, pageUrl))
+    remember(this.#sheetCache, key, { critical, imports }, SHEET_CACHE_SIZE)
     return critical
   }
 
-  async #open(browser: Browser, url: string, viewport: Viewport, deadline: number, contexts: BrowserContext[]): Promise<LoadedView> {
-    const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
-    const { context, page, refused } = await this.#page(browser)
+  async #open(browser: Browser, url: string, viewport: Viewport, remaining: () => number, contexts: BrowserContext[]): Promise<LoadedView> {
+    const { context, page, refused, viewport: opened } = await this.#page(browser, viewport)
     contexts.push(context)
-    await page.setViewportSize(viewport)
+    if (opened.width !== viewport.width || opened.height !== viewport.height) await page.setViewportSize(viewport)
     let crashed = false
     page.on('crash', () => {
       crashed = true
     })
-    const texts = collectStylesheetTexts(page)
+    const responses = stylesheetResponses(page)
     let response: Response | null
     try {
       response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs ?? 15_000, remaining()) })
@@ -243,11 +295,8 @@ class ChromiumCriticalCss implements ChromiumEngine {
     try {
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
       await page.waitForLoadState('load', { timeout: Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()) }).catch(() => {})
-      await inPage(page, fontsSettled, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
-      const listed = await inPage(page, listSheets, undefined)
-      const applied = await appliedSheets(page, listed, texts, remaining())
-      await inPage(page, freezeMotion, undefined)
-      return { page, applied, texts: texts.settled }
+      const listed = await inPage(page, settle, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
+      return { page, listed, responses }
     } catch (error) {
       if (crashed || !browser.isConnected()) throw new BrowserCrash()
       throw error
@@ -259,14 +308,16 @@ interface Spare {
   browser: Browser
   context: BrowserContext
   page: Page
+  viewport: Viewport
   /** Why the guard refused a request of this page, once it has. */
   refused: { reason: string | null }
 }
 
 interface LoadedView {
   page: Page
-  applied: KeyedSheet[]
-  texts: Map<string, FetchedSheet>
+  listed: SettledPage
+  /** Stylesheet responses by every URL of their redirect chain; bodies are read once per job, when needed. */
+  responses: Map<string, Response>
 }
 
 interface FetchedSheet {
@@ -282,37 +333,26 @@ class BrowserCrash extends EngineError {
   }
 }
 
-/** The body of every stylesheet response, as the browser received it, under each URL of its redirect chain. */
-function collectStylesheetTexts(page: Page): { pending: Promise<unknown>[]; settled: Map<string, FetchedSheet> } {
-  const pending: Promise<unknown>[] = []
-  const settled = new Map<string, FetchedSheet>()
+function stylesheetResponses(page: Page): Map<string, Response> {
+  const responses = new Map<string, Response>()
   page.on('response', (response) => {
     const request = response.request()
     if (request.resourceType() !== 'stylesheet' || !response.ok()) return
-    pending.push(
-      response.text().then(
-        (text) => {
-          for (let hop: typeof request | null = request; hop; hop = hop.redirectedFrom()) settled.set(hop.url(), { text, url: response.url() })
-        },
-        () => {},
-      ),
-    )
+    for (let hop: typeof request | null = request; hop; hop = hop.redirectedFrom()) responses.set(hop.url(), response)
   })
-  return { pending, settled }
+  return responses
 }
 
-async function appliedSheets(page: Page, listed: ListedSheets, texts: ReturnType<typeof collectStylesheetTexts>, waitMs: number): Promise<KeyedSheet[]> {
-  // A body still streaming when the bound runs out counts as not received.
-  await Promise.race([Promise.all(texts.pending), new Promise((resolve) => setTimeout(resolve, waitMs).unref())])
+async function appliedSheets(view: LoadedView, texts: Map<string, FetchedSheet>): Promise<KeyedSheet[]> {
   const sheets: KeyedSheet[] = []
-  for (const sheet of listed.sheets) {
+  for (const sheet of view.listed.sheets) {
     if (sheet.href === null) {
       const text = sheet.text ?? ''
-      sheets.push({ key: `style\u0000${sheet.media}\u0000${text}`, text, base: listed.base, media: sheet.media })
+      sheets.push({ key: `style\u0000${sheet.media}\u0000${text}`, text, base: view.listed.base, media: sheet.media })
       continue
     }
-    const fetched = texts.settled.get(sheet.href)
-    const text = fetched?.text ?? (await inPage(page, cssomText, sheet.href))
+    const fetched = texts.get(sheet.href)
+    const text = fetched?.text ?? (await inPage(view.page, cssomText, sheet.href))
     if (text === null) continue
     sheets.push({ key: `link\u0000${sheet.media}\u0000${sheet.href}`, text, base: fetched?.url ?? sheet.href, media: sheet.media })
   }
@@ -340,23 +380,31 @@ function mergeSheetLists(lists: KeyedSheet[][]): KeyedSheet[] {
   return merged
 }
 
-function importedFrom(views: LoadedView[]): (url: string) => FetchedSheet | undefined {
-  return (url) => {
-    for (const view of views) {
-      const found = view.texts.get(url)
-      if (found) return found
-    }
-    return undefined
-  }
+/** Asks the page only about selectors whose subject is among the elements above the fold; the rest are answered no here. */
+async function ask(view: LoadedView, questions: Questions): Promise<Answers> {
+  const present = new Set(view.listed.present)
+  const candidates: number[] = []
+  questions.selectors.forEach((_, index) => {
+    if ((questions.subjects[index] ?? []).every((token) => present.has(token))) candidates.push(index)
+  })
+  const output: ProbeOutput = await inPage(view.page, probe, { selectors: candidates.map((index) => questions.selectors[index]!), media: questions.media })
+  const selectors = new Array<boolean>(questions.selectors.length).fill(false)
+  candidates.forEach((index, position) => (selectors[index] = output.selectors[position] === '1'))
+  return { selectors, media: Array.from(output.media, (flag) => flag === '1'), inlineStyles: view.listed.inlineStyles }
 }
 
-async function ask(page: Page, questions: ProbeInput): Promise<Answers> {
-  const output: ProbeOutput = await inPage(page, probe, questions)
-  return {
-    selectors: Array.from(output.selectors, (flag) => flag === '1'),
-    media: Array.from(output.media, (flag) => flag === '1'),
-    inlineStyles: output.inlineStyles,
-  }
+/** Least recently used first: a hit moves to the end, the oldest goes past `size`. */
+function remember<K, V>(cache: Map<K, V>, key: K, value: V, size: number): void {
+  cache.delete(key)
+  cache.set(key, value)
+  if (cache.size > size) cache.delete(cache.keys().next().value as K)
+}
+
+/** What identifies a response's body without reading it, when the server says (ETag or Last-Modified). */
+function validatorOf(response: Response): string | null {
+  const headers = response.headers()
+  if (!headers.etag && !headers['last-modified']) return null
+  return JSON.stringify([response.url(), headers.etag ?? '', headers['last-modified'] ?? '', headers['content-length'] ?? ''])
 }
 
 /**
@@ -367,6 +415,10 @@ async function ask(page: Page, questions: ProbeInput): Promise<Answers> {
 function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
   const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
   return page.evaluate(source) as Promise<R>
+}
+
+function sameSize(a: Viewport, b: Viewport): boolean {
+  return a.width === b.width && a.height === b.height
 }
 
 function navigationError(error: unknown): string {

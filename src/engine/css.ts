@@ -12,6 +12,8 @@ import { generatePlain } from './sheets.ts'
 export interface Questions {
   /** Reduced selectors: does one match an element whose box starts above the fold? */
   selectors: string[]
+  /** Per selector, what its subject element must have (see ReducedSelector). */
+  subjects: string[][]
   /** Media queries (viewport features only): does it match this viewport? */
   media: string[]
 }
@@ -35,7 +37,7 @@ const IDENTIFIER = /-?[_a-zA-Z][-\w]*/g
 const QUOTES = /^["']|["']$/g
 
 export class CriticalCss {
-  readonly questions: Questions = { selectors: [], media: [] }
+  readonly questions: Questions = { selectors: [], subjects: [], media: [] }
   readonly #sheet: StyleSheetPlain
   readonly #ruleSelectors = new Map<RulePlain, (number | null)[]>()
   readonly #mediaIndex = new Map<AtrulePlain, number>()
@@ -59,7 +61,10 @@ export class CriticalCss {
             node,
             node.prelude.children.map((selector) => {
               const reduced = selector.type === 'Selector' ? reduceSelector(selector) : null
-              return reduced === null ? null : index(selectorIndex, this.questions.selectors, reduced)
+              if (reduced === null) return null
+              const at = index(selectorIndex, this.questions.selectors, reduced.text)
+              this.questions.subjects[at] = reduced.subject
+              return at
             }),
           )
         } else if (node.type === 'Atrule' && node.block && GROUP_RULES.has(node.name.toLowerCase())) {

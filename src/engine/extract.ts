@@ -1,6 +1,7 @@
 /**
  * The code that runs inside the page. Each function is sent as its source text
- * (`Function.prototype.toString`), so it must not use anything from its module scope.
+ * (`Function.prototype.toString`), so it must not use anything from its module scope;
+ * `settle` leaves its fold test on the page for `probe`, under a symbol.
  */
 
 /** A stylesheet the document applies, in document (cascade) order. */
@@ -13,21 +14,63 @@ export interface ListedSheet {
   text: string | null
 }
 
-export interface ListedSheets {
+export interface SettledPage {
   /** What an inline style's relative URLs resolve against (honours `<base href>`). */
   base: string
   sheets: ListedSheet[]
+  /** What elements above the fold have: `t:tag`, `i:id`, `c:class`. */
+  present: string[]
+  /** The page's `style` attributes, joined: they may use custom properties, fonts and animations too. */
+  inlineStyles: string
 }
 
-/** In the page: the document's enabled stylesheets. */
-export function listSheets(): ListedSheets {
+/**
+ * In the page, once it has loaded: waits for web fonts (they change line heights, so the
+ * fold) at most `fontsMs`, lists the enabled stylesheets, stops animations and transitions
+ * so boxes are where they rest and every run measures the same, then notes what the
+ * elements above the fold are.
+ *
+ * An element is above the fold when its box starts above the viewport's bottom edge. Only
+ * the top edge counts: an element above the viewport, beside it (off-canvas menus) or fixed
+ * to it is positioned by its rules, and without them would show up in the first paint. An
+ * element without a box (display: none) counts where its nearest rendered ancestor is: the
+ * rule that hides a collapsed menu in the header is what keeps it hidden.
+ */
+export async function settle(fontsMs: number): Promise<SettledPage> {
+  const MAX_INLINE_STYLES = 200_000
+  await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, fontsMs))])
   const sheets: ListedSheet[] = []
   for (const sheet of Array.from(document.styleSheets)) {
     if (sheet.disabled) continue
-    const owner = sheet.ownerNode
-    sheets.push({ href: sheet.href, media: sheet.media.mediaText, text: sheet.href === null ? (owner?.textContent ?? '') : null })
+    sheets.push({ href: sheet.href, media: sheet.media.mediaText, text: sheet.href === null ? (sheet.ownerNode?.textContent ?? '') : null })
   }
-  return { base: document.baseURI, sheets }
+  const freeze = document.createElement('style')
+  freeze.textContent = '*,*::before,*::after{animation:none!important;transition:none!important}'
+  document.documentElement.append(freeze)
+  window.scrollTo(0, 0)
+  const fold = window.innerHeight
+  const known = new Map<Element, boolean>()
+  const aboveFold = (element: Element): boolean => {
+    const cached = known.get(element)
+    if (cached !== undefined) return cached
+    let box: Element | null = element
+    while (box !== null && box.getClientRects().length === 0) box = box.parentElement
+    const result = box === null || box.getBoundingClientRect().top < fold
+    known.set(element, result)
+    return result
+  }
+  ;(window as unknown as Record<symbol, unknown>)[Symbol.for('critical-css.aboveFold')] = aboveFold
+  const present = new Set<string>()
+  for (const element of Array.from(document.getElementsByTagName('*'))) {
+    if (!aboveFold(element)) continue
+    present.add(`t:${element.localName.toLowerCase()}`)
+    if (element.id) present.add(`i:${element.id}`)
+    for (const name of Array.from(element.classList)) present.add(`c:${name}`)
+  }
+  const inlineStyles = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
+    .join(';')
+    .slice(0, MAX_INLINE_STYLES)
+  return { base: document.baseURI, sheets, present: [...present], inlineStyles }
 }
 
 /** In the page: a same-origin sheet's rules as the CSSOM serialises them, when its response body was not seen. */
@@ -44,6 +87,7 @@ export function cssomText(href: string): string | null {
 }
 
 export interface ProbeInput {
+  /** Only selectors whose subject an element above the fold could be (see SettledPage.present). */
   selectors: string[]
   media: string[]
 }
@@ -53,31 +97,11 @@ export interface ProbeOutput {
   selectors: string
   /** One character per media query: '1' when it matches this viewport. */
   media: string
-  inlineStyles: string
 }
 
-/**
- * In the page, scrolled to the top as at first paint: which selectors match an element
- * whose box starts above the fold. Only the top edge counts: an element above the
- * viewport, beside it (off-canvas menus) or fixed to it is positioned by its rules, and
- * without them would show up in the first paint. An element without a box (display: none)
- * counts where its nearest rendered ancestor is: the rule that hides a collapsed menu in
- * the header is what keeps it hidden.
- */
+/** In the page, after `settle`: which selectors match an element above the fold, which media queries match. */
 export function probe(input: ProbeInput): ProbeOutput {
-  const MAX_INLINE_STYLES = 200_000
-  window.scrollTo(0, 0)
-  const fold = window.innerHeight
-  const known = new Map<Element, boolean>()
-  const aboveFold = (element: Element): boolean => {
-    const cached = known.get(element)
-    if (cached !== undefined) return cached
-    let box: Element | null = element
-    while (box !== null && box.getClientRects().length === 0) box = box.parentElement
-    const result = box === null || box.getBoundingClientRect().top < fold
-    known.set(element, result)
-    return result
-  }
+  const aboveFold = (window as unknown as Record<symbol, (element: Element) => boolean>)[Symbol.for('critical-css.aboveFold')]!
   let selectors = ''
   for (const selector of input.selectors) {
     let critical = false
@@ -96,20 +120,5 @@ export function probe(input: ProbeInput): ProbeOutput {
   }
   let media = ''
   for (const query of input.media) media += window.matchMedia(query).matches ? '1' : '0'
-  const inlineStyles = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
-    .join(';')
-    .slice(0, MAX_INLINE_STYLES)
-  return { selectors, media, inlineStyles }
-}
-
-/** In the page: animations and transitions stopped, so boxes are where they rest and every run measures the same. */
-export function freezeMotion(): void {
-  const style = document.createElement('style')
-  style.textContent = '*,*::before,*::after{animation:none!important;transition:none!important}'
-  document.documentElement.append(style)
-}
-
-/** In the page: waits for web fonts (they change line heights, so the fold), at most `ms`. */
-export function fontsSettled(ms: number): Promise<void> {
-  return Promise.race([document.fonts.ready.then(() => undefined), new Promise<void>((resolve) => setTimeout(resolve, ms))])
+  return { selectors, media }
 }

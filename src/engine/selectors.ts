@@ -15,11 +15,18 @@ const DYNAMIC_PSEUDO_CLASSES = new Set([
 /** Pseudo-elements that CSS 2 wrote with one colon. */
 const LEGACY_PSEUDO_ELEMENTS = new Set(['before', 'after', 'first-line', 'first-letter'])
 
+export interface ReducedSelector {
+  /** What the page runs `querySelectorAll` with. */
+  text: string
+  /** What the subject element must have: `t:tag`, `i:id`, `c:class` (escaped names left out). */
+  subject: string[]
+}
+
 /**
- * The selector the page runs `querySelectorAll` with, or null when the rule cannot be
- * tested that way (nesting `&`): such a rule is kept.
+ * The selector the page is asked about, or null when the rule cannot be tested that way
+ * (nesting `&`): such a rule is kept.
  */
-export function reduceSelector(selector: SelectorPlain): string | null {
+export function reduceSelector(selector: SelectorPlain): ReducedSelector | null {
   const compounds: CssNodePlain[][] = [[]]
   const combinators: CssNodePlain[] = []
   for (const node of selector.children) {
@@ -39,7 +46,17 @@ export function reduceSelector(selector: SelectorPlain): string | null {
     // A compound left empty (`:hover`, `::selection`) still stands for an element.
     children.push(...(compound.length > 0 ? compound : [{ type: 'TypeSelector', name: '*' } as CssNodePlain]))
   })
-  return generatePlain({ type: 'Selector', children } as CssNodePlain)
+  return { text: generatePlain({ type: 'Selector', children } as CssNodePlain), subject: subjectTokens(compounds[compounds.length - 1]!) }
+}
+
+function subjectTokens(compound: CssNodePlain[]): string[] {
+  const tokens: string[] = []
+  for (const node of compound) {
+    if (node.type === 'TypeSelector' && node.name !== '*' && !node.name.includes('|')) tokens.push(`t:${node.name.toLowerCase()}`)
+    else if (node.type === 'IdSelector' && !node.name.includes('\\')) tokens.push(`i:${node.name}`)
+    else if (node.type === 'ClassSelector' && !node.name.includes('\\')) tokens.push(`c:${node.name}`)
+  }
+  return tokens
 }
 
 function isReducible(node: CssNodePlain): boolean {
