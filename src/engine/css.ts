@@ -35,6 +35,8 @@ const DROPPED_RULES = new Set(['import', 'charset', 'page', 'viewport', '-ms-vie
 const VAR_REFERENCE = /var\(\s*(--[^,\s)]+)/g
 const IDENTIFIER = /-?[_a-zA-Z][-\w]*/g
 const QUOTES = /^["']|["']$/g
+/** The selector index of a selector that never applies at first paint. */
+const NEVER = -1
 
 export class CriticalCss {
   readonly questions: Questions = { selectors: [], subjects: [], media: [] }
@@ -60,8 +62,9 @@ export class CriticalCss {
           this.#ruleSelectors.set(
             node,
             node.prelude.children.map((selector) => {
-              const reduced = selector.type === 'Selector' ? reduceSelector(selector) : null
-              if (reduced === null) return null
+              const reduced = selector.type === 'Selector' ? reduceSelector(selector) : 'keep'
+              if (reduced === 'keep') return null
+              if (reduced === 'drop') return NEVER
               const at = index(selectorIndex, this.questions.selectors, reduced.text)
               this.questions.subjects[at] = reduced.subject
               return at
@@ -115,6 +118,7 @@ export class CriticalCss {
       const asked = indexes[position]
       // A selector the page cannot be asked about (nesting) is kept wherever its rule may apply.
       if (asked === null || asked === undefined) return true
+      if (asked === NEVER) return false
       return active.some((on, viewport) => on && answers[viewport]!.selectors[asked] === true)
     })
     if (selectors.length === 0) return null

@@ -12,6 +12,8 @@ const DYNAMIC_PSEUDO_CLASSES = new Set([
   'current', 'past', 'future', 'playing', 'paused', 'user-invalid', 'user-valid', 'autofill',
   'popover-open', 'modal', 'fullscreen', 'picture-in-picture', 'open', 'closed',
 ])
+/** Pseudo-elements nothing shows at first paint: they need a selection, a spelling check or a modal dialog. */
+const UNPAINTED_PSEUDO_ELEMENTS = new Set(['selection', '-moz-selection', 'spelling-error', 'grammar-error', 'target-text', 'highlight', 'backdrop'])
 /** Pseudo-elements that CSS 2 wrote with one colon. */
 const LEGACY_PSEUDO_ELEMENTS = new Set(['before', 'after', 'first-line', 'first-letter'])
 
@@ -23,15 +25,16 @@ export interface ReducedSelector {
 }
 
 /**
- * The selector the page is asked about, or null when the rule cannot be tested that way
- * (nesting `&`): such a rule is kept.
+ * The selector the page is asked about; 'keep' when the rule cannot be tested that way
+ * (nesting `&`), 'drop' when what it styles never shows at first paint (`::selection`).
  */
-export function reduceSelector(selector: SelectorPlain): ReducedSelector | null {
+export function reduceSelector(selector: SelectorPlain): ReducedSelector | 'keep' | 'drop' {
   const compounds: CssNodePlain[][] = [[]]
   const combinators: CssNodePlain[] = []
   for (const node of selector.children) {
     // css-tree's types predate the nesting selector's node.
-    if ((node.type as string) === 'NestingSelector') return null
+    if ((node.type as string) === 'NestingSelector') return 'keep'
+    if (node.type === 'PseudoElementSelector' && UNPAINTED_PSEUDO_ELEMENTS.has(node.name.toLowerCase())) return 'drop'
     if (node.type === 'Combinator') {
       combinators.push(node)
       compounds.push([])

@@ -16,7 +16,7 @@ describe('reduceSelector', () => {
   it.each([
     ['a.nav:hover::after', 'a.nav', ['t:a', 'c:nav']],
     ['.btn:focus-visible > :hover', '.btn>*', []],
-    ['::selection', '*', []],
+    ['::placeholder', '*', []],
     ['input::-webkit-input-placeholder', 'input', ['t:input']],
     ['a:not(:hover) .x:first-child', 'a:not(:hover) .x:first-child', ['c:x']],
     ['#top .Menu:before', '#top .Menu', ['c:Menu']],
@@ -25,8 +25,10 @@ describe('reduceSelector', () => {
     expect(reduceSelector(selector(input))).toEqual({ text, subject })
   })
 
-  it('leaves a nested rule’s `&` selector to its parent', () => {
-    expect(reduceSelector(selector('& .x'))).toBeNull()
+  it('leaves a nested rule’s `&` selector to its parent, and drops what needs a selection to show', () => {
+    expect(reduceSelector(selector('& .x'))).toBe('keep')
+    expect(reduceSelector(selector('::selection'))).toBe('drop')
+    expect(reduceSelector(selector('p::-moz-selection'))).toBe('drop')
   })
 })
 
