@@ -1,0 +1,369 @@
+/**
+ * Critical CSS quality on real template sites, beside beasties and penthouse in one run.
+ * Corpus: startbootstrap-creative, -sb-admin, -simple-sidebar and html5-boilerplate, all
+ * their pages, fetched with `npm pack` at bench time into node_modules/.cache and served
+ * on 127.0.0.1; every non-loopback request is refused, as on an offline machine. For each
+ * page and viewport (1300×900, 412×915): two screenshots of the first viewport of the page
+ * with its full CSS (their difference is the page's own noise floor), then one of the page
+ * with its stylesheets removed and only a tool's critical CSS inlined, and one with no CSS
+ * at all (the scale). Reported: the share of differing pixels (pixelmatch, threshold 0.1,
+ * animations and transitions off), the CSS bytes, and the time per page and viewport
+ * (median of 3 calls; warm browsers for both engines, after one throw-away call each; ours:
+ * a job with both viewports, divided by two, beside a job for one viewport alone).
+ *
+ * Ours inlines the union CSS of one run for both viewports; beasties is viewport-less (one
+ * result per page); penthouse runs once per viewport, on the system Chromium, with the
+ * page's CSS rebased as `critical` hands it over.
+ * Targets on every page and viewport: differing pixels ≤ noise + 0.1 %; union bytes below
+ * beasties' and ≤ 1.15 × penthouse's larger single-viewport result; ≥ 2× penthouse's speed.
+ *
+ *   npm run bench:quality
+ *   BENCH_SITES=startbootstrap-creative,html5-boilerplate BENCH_PAGES=3 npm run bench:quality
+ *   BENCH_ENGINE=none npm run bench:quality      (the peers only)
+ *   BENCH_ROUNDS=1 npm run bench:quality         (one timed call each: faster, noisier)
+ *
+ * Worst cases per tool go to node_modules/.cache/critical-css-bench/shots/.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { DEFAULT_VIEWPORTS, type Viewport } from '../src/api/contract.ts'
+import type { Engine } from '../src/service/engine.ts'
+import { INSTALL_HINT, createChromiumEngine, findChromium } from '../src/engine/chromium.ts'
+import { CACHE_DIR, CORPUS, fetchSite, serveStatic, type Site } from './quality/corpus.ts'
+import { criticalOnly, rebaseUrls, stylesheetsOf } from './quality/html.ts'
+import { createBeasties, createPenthouse, installedVersion, type PenthouseRunner, type Timed } from './quality/peers.ts'
+import { createShooter, diff, PIXELMATCH_THRESHOLD, type Shooter } from './quality/shots.ts'
+
+/** Every host but loopback fails to resolve, in every browser of the run. */
+const OFFLINE = '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'
+const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', OFFLINE]
+const VIEWPORTS: readonly Viewport[] = DEFAULT_VIEWPORTS
+const PIXEL_SLACK = 0.001
+const PENTHOUSE_BYTES_FACTOR = 1.15
+const SPEEDUP = 2
+const SETTLE_MS = 250
+const SHOTS_DIR = join(CACHE_DIR, 'shots')
+
+const TOOLS = ['ours', 'beasties', 'penthouse'] as const
+type Tool = (typeof TOOLS)[number]
+
+interface Row {
+  site: string
+  page: string
+  viewport: Viewport
+  noise: number
+  /** The page with no CSS at all: the scale the tools' figures sit on. */
+  bare: number
+  /** Share of differing pixels against the full-CSS page; null when the tool failed. */
+  pixels: Record<Tool, number | null>
+  /** Ours: the union for both viewports; beasties: the page's one result; penthouse: this viewport's. */
+  bytes: Record<Tool, number | null>
+  /**
+   * Median of BENCH_ROUNDS calls. Ours: the two-viewport job's time divided by two;
+   * penthouse: one call for this viewport; beasties: for the page.
+   */
+  ms: Record<Tool, number | null>
+  /** Ours, a job for this viewport alone. */
+  oursAlone: number | null
+}
+
+interface WorstShot {
+  over: number
+  label: string
+  original: Buffer
+  critical: Buffer
+  diff: Buffer
+}
+
+const started = performance.now()
+const onlySites = process.env.BENCH_SITES?.split(',').map((s) => s.trim()).filter(Boolean)
+const maxPages = process.env.BENCH_PAGES ? Number(process.env.BENCH_PAGES) : Infinity
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
+const troubles: string[] = []
+
+function note(message: string): void {
+  troubles.push(message)
+  console.error(`  ! ${message}`)
+}
+
+async function attempt<T>(label: string, run: () => Promise<T>): Promise<T | null> {
+  try {
+    return await run()
+  } catch (error) {
+    note(`${label}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`)
+    return null
+  }
+}
+
+/** Ours, with no network guard (the corpus is on loopback) and the same offline flag as every browser here. */
+function createEngine(): Engine | null {
+  if (process.env.BENCH_ENGINE === 'none') return null
+  return createChromiumEngine({ browserArgs: [OFFLINE] })
+}
+
+async function generate(engine: Engine, url: string, viewports: Viewport[]): Promise<Timed> {
+  const began = performance.now()
+  const { css } = await engine.generate({ url, viewports, signal: AbortSignal.timeout(60_000) })
+  return { css, ms: performance.now() - began }
+}
+
+/**
+ * Median time of ROUNDS calls (this machine is shared: single calls vary), with the first
+ * call's CSS. A pause first, so that what a tool does in the background after its last
+ * call (a browser opening spare pages) does not land in the next tool's time.
+ */
+async function timed(run: () => Promise<Timed>): Promise<Timed> {
+  await new Promise((done) => setTimeout(done, SETTLE_MS))
+  const results: Timed[] = []
+  for (let round = 0; round < ROUNDS; round++) results.push(await run())
+  return { css: results[0]!.css, ms: median(results.map((result) => result.ms))! }
+}
+
+/** The page's CSS for penthouse: every stylesheet in document order, url()s rebased; other origins are unreachable offline. */
+async function penthouseInput(html: string, pageUrl: string): Promise<string> {
+  const parts: string[] = []
+  for (const sheet of stylesheetsOf(html, pageUrl)) {
+    if (sheet.kind === 'style') {
+      parts.push(rebaseUrls(sheet.css, pageUrl))
+    } else if (new URL(sheet.href).origin === new URL(pageUrl).origin) {
+      const response = await fetch(sheet.href)
+      if (response.ok) parts.push(rebaseUrls(await response.text(), sheet.href))
+    }
+  }
+  return parts.join('\n')
+}
+
+const vp = ({ width, height }: Viewport): string => `${width}×${height}`
+const pct = (ratio: number | null): string => (ratio === null ? 'error' : (ratio * 100).toFixed(2))
+const num = (value: number | null, digits = 0): string => (value === null ? '—' : value.toFixed(digits))
+const median = (values: number[]): number | null => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)]! : null
+}
+
+const executablePath = findChromium()
+if (!executablePath) throw new Error(INSTALL_HINT)
+
+const sites = CORPUS.filter((entry) => !onlySites || onlySites.includes(entry.name))
+if (sites.length === 0) throw new Error(`BENCH_SITES matches none of ${CORPUS.map((entry) => entry.name).join(', ')}`)
+
+let shooter: Shooter | undefined
+let penthouse: PenthouseRunner | undefined
+let engine: Engine | null = null
+const rows: Row[] = []
+const worst = new Map<Tool, WorstShot>()
+
+try {
+  shooter = await createShooter(executablePath, BROWSER_ARGS)
+  penthouse = await createPenthouse(executablePath, BROWSER_ARGS)
+  engine = createEngine()
+  let warm = false
+
+  for (const entry of sites) {
+    const site: Site = fetchSite(entry, maxPages)
+    const server = await serveStatic(site.dir)
+    const beasties = createBeasties(site.dir)
+    console.error(`${site.name}@${site.version}: ${site.pages.length} page(s) on ${server.origin}`)
+    try {
+      for (const page of site.pages) {
+        const url = server.origin + page
+        const html = readFileSync(join(site.dir, page), 'utf8')
+        const label = `${site.name} ${page}`
+        console.error(`  ${page}`)
+        const cssString = await penthouseInput(html, url)
+
+        if (!warm) {
+          // Throw-away runs: both engines are measured on a warm browser.
+          if (engine) await attempt(`${label}: ours (warm-up)`, () => generate(engine!, url, [VIEWPORTS[0]!]))
+          await attempt(`${label}: penthouse (warm-up)`, () => penthouse!.run(url, cssString, VIEWPORTS[0]!))
+          await beasties.run(html)
+          warm = true
+        }
+
+        const beastiesResult = await attempt(`${label}: beasties`, () => timed(() => beasties.run(html)))
+        // One job renders both viewports side by side, as the service runs it: its time per viewport is the engine's cost per page and viewport.
+        const union = engine ? await attempt(`${label}: ours`, () => timed(() => generate(engine!, url, [...VIEWPORTS]))) : null
+        const perViewport = []
+        for (const viewport of VIEWPORTS) {
+          const ours = engine ? await attempt(`${label} ${vp(viewport)}: ours`, () => timed(() => generate(engine!, url, [viewport]))) : null
+          const penthouseResult = await attempt(`${label} ${vp(viewport)}: penthouse`, () => timed(() => penthouse!.run(url, cssString, viewport)))
+          perViewport.push({ viewport, ours, penthouseResult })
+        }
+
+        for (const { viewport, ours, penthouseResult } of perViewport) {
+          const where = `${label} ${vp(viewport)}`
+          const shoot = (what: string, variant: string): Promise<Buffer | null> => attempt(`${where}: screenshot ${what}`, () => shooter!.shoot(url, variant, viewport))
+          const original = await shoot('with full CSS', html)
+          const again = original && (await shoot('with full CSS, again', html))
+          const bare = original && (await shoot('with no CSS', criticalOnly(html, '')))
+          if (!original || !again || !bare) continue
+          const noise = diff(original, again).ratio
+          const css: Record<Tool, string | null> = { ours: union?.css ?? null, beasties: beastiesResult?.css ?? null, penthouse: penthouseResult?.css ?? null }
+          const pixels: Record<Tool, number | null> = { ours: null, beasties: null, penthouse: null }
+          for (const tool of TOOLS) {
+            const toolCss = css[tool]
+            if (toolCss === null) continue
+            const critical = await shoot(`with ${tool}'s CSS`, criticalOnly(html, toolCss))
+            if (!critical) continue
+            const result = diff(original, critical)
+            pixels[tool] = result.ratio
+            const over = result.ratio - noise
+            if (!worst.has(tool) || over > worst.get(tool)!.over) {
+              worst.set(tool, { over, label: `${site.name}${page.replace(/\//g, '_')}-${viewport.width}x${viewport.height}`, original, critical, diff: result.png })
+            }
+          }
+          rows.push({
+            site: site.name,
+            page,
+            viewport,
+            noise,
+            bare: diff(original, bare).ratio,
+            pixels,
+            bytes: {
+              ours: union ? Buffer.byteLength(union.css) : null,
+              beasties: beastiesResult ? Buffer.byteLength(beastiesResult.css) : null,
+              penthouse: penthouseResult ? Buffer.byteLength(penthouseResult.css) : null,
+            },
+            ms: { ours: union ? union.ms / VIEWPORTS.length : null, beasties: beastiesResult?.ms ?? null, penthouse: penthouseResult?.ms ?? null },
+            oursAlone: ours?.ms ?? null,
+          })
+        }
+      }
+    } finally {
+      await server.close()
+    }
+  }
+} finally {
+  await engine?.close?.()
+  await penthouse?.close()
+  await shooter?.close()
+}
+
+// ─── report ───────────────────────────────────────────────────────────────────────────
+
+console.log(
+  `\nCritical CSS quality: first viewport, pixelmatch threshold ${PIXELMATCH_THRESHOLD}, animations and transitions off; ` +
+    `Chromium ${shooter!.version} (${executablePath}), beasties ${installedVersion('beasties')}, penthouse ${penthouse!.version} (puppeteer ${penthouse!.puppeteerVersion}), ` +
+    `playwright-core ${installedVersion('playwright-core')}, node ${process.version}${engine ? '' : '; ours not run (BENCH_ENGINE=none)'}`,
+)
+
+for (const entry of sites) {
+  const siteRows = rows.filter((row) => row.site === entry.name)
+  if (siteRows.length === 0) continue
+  console.log(`\n${entry.name}@${entry.version}: differing pixels %, CSS bytes, ms per page and viewport`)
+  console.table(
+    siteRows.map((row) => ({
+      page: row.page,
+      viewport: vp(row.viewport),
+      'noise %': pct(row.noise),
+      'no CSS %': pct(row.bare),
+      'ours %': engine ? pct(row.pixels.ours) : '—',
+      'beasties %': pct(row.pixels.beasties),
+      'penthouse %': pct(row.pixels.penthouse),
+      'ours B (union)': num(row.bytes.ours),
+      'beasties B': num(row.bytes.beasties),
+      'penthouse B': num(row.bytes.penthouse),
+      'ours ms': num(row.ms.ours),
+      'ours ms (alone)': num(row.oursAlone),
+      'penthouse ms': num(row.ms.penthouse),
+      'beasties ms/page': num(row.ms.beasties),
+    })),
+  )
+}
+
+console.log('\nAll pages and viewports: medians')
+console.table(
+  TOOLS.filter((tool) => engine || tool !== 'ours').map((tool) => {
+    const over = rows.flatMap((row) => (row.pixels[tool] === null ? [] : [row.pixels[tool]! - row.noise]))
+    return {
+      tool,
+      'pixels over noise %': over.length ? pct(median(over)) : '—',
+      'pages ≤ noise + 0.1 %': `${over.filter((value) => value <= PIXEL_SLACK).length}/${rows.length}`,
+      'CSS bytes': num(median(rows.flatMap((row) => (row.bytes[tool] === null ? [] : [row.bytes[tool]!])))),
+      ms: num(median(rows.flatMap((row) => (row.ms[tool] === null ? [] : [row.ms[tool]!])))),
+    }
+  }),
+)
+
+interface Check {
+  target: string
+  passed: number
+  total: number
+  worst: string
+}
+
+function check(target: string, cases: { ok: boolean; score: number; text: string }[], higherIsWorse = true): Check {
+  const sorted = [...cases].sort((a, b) => (higherIsWorse ? b.score - a.score : a.score - b.score))
+  return { target, passed: cases.filter((c) => c.ok).length, total: cases.length, worst: sorted[0]?.text ?? '—' }
+}
+
+const where = (row: Row): string => `${row.site} ${row.page} ${vp(row.viewport)}`
+const pixelCheck = (tool: Tool): Check =>
+  check(
+    `${tool}: differing pixels ≤ noise + 0.1 %`,
+    rows.map((row) => {
+      const value = row.pixels[tool]
+      if (value === null) return { ok: false, score: Infinity, text: `${where(row)}: failed` }
+      return { ok: value - row.noise <= PIXEL_SLACK, score: value - row.noise, text: `${where(row)}: ${pct(value)} % (noise ${pct(row.noise)} %)` }
+    }),
+  )
+
+/** Rows of one page: the union bytes are per page, the penthouse bound uses both viewports. */
+const pages = [...new Set(rows.map((row) => `${row.site} ${row.page}`))].map((key) => rows.filter((row) => `${row.site} ${row.page}` === key))
+const checks: Check[] = []
+if (engine) {
+  checks.push(
+    pixelCheck('ours'),
+    check(
+      'ours: union bytes < beasties',
+      pages.map((pageRows) => {
+        const [first] = pageRows
+        const ours = first!.bytes.ours
+        const theirs = first!.bytes.beasties
+        if (ours === null || theirs === null) return { ok: false, score: Infinity, text: `${first!.site} ${first!.page}: failed` }
+        return { ok: ours < theirs, score: ours / theirs, text: `${first!.site} ${first!.page}: ${ours} B vs ${theirs} B (${(ours / theirs).toFixed(2)}×)` }
+      }),
+    ),
+    check(
+      `ours: union bytes ≤ ${PENTHOUSE_BYTES_FACTOR} × penthouse's larger viewport`,
+      pages.map((pageRows) => {
+        const [first] = pageRows
+        const ours = first!.bytes.ours
+        const theirs = pageRows.map((row) => row.bytes.penthouse)
+        if (ours === null || theirs.some((b) => b === null)) return { ok: false, score: Infinity, text: `${first!.site} ${first!.page}: failed` }
+        const bound = Math.max(...(theirs as number[]))
+        return { ok: ours <= PENTHOUSE_BYTES_FACTOR * bound, score: ours / bound, text: `${first!.site} ${first!.page}: ${ours} B vs ${bound} B (${(ours / bound).toFixed(2)}×)` }
+      }),
+    ),
+    check(
+      `ours: ≥ ${SPEEDUP}× penthouse's speed per page and viewport`,
+      rows.map((row) => {
+        const { ours, penthouse: theirs } = row.ms
+        if (ours === null || theirs === null) return { ok: false, score: 0, text: `${where(row)}: failed` }
+        return { ok: theirs / ours >= SPEEDUP, score: theirs / ours, text: `${where(row)}: ${ours.toFixed(0)} ms vs ${theirs.toFixed(0)} ms (${(theirs / ours).toFixed(1)}×)` }
+      }),
+      false,
+    ),
+  )
+}
+checks.push(pixelCheck('beasties'), pixelCheck('penthouse'))
+
+console.log(`\nTargets${engine ? '' : ' (ours not run)'}; the peers’ pixel figures for reference`)
+console.table(
+  checks.map((c) => ({
+    target: c.target,
+    result: `${c.passed === c.total && c.total > 0 ? '✓' : '✗'} ${c.passed}/${c.total}`,
+    'worst case': c.worst,
+  })),
+)
+
+rmSync(SHOTS_DIR, { recursive: true, force: true })
+mkdirSync(SHOTS_DIR, { recursive: true })
+for (const [tool, shot] of worst) {
+  writeFileSync(join(SHOTS_DIR, `${tool}--${shot.label}--original.png`), shot.original)
+  writeFileSync(join(SHOTS_DIR, `${tool}--${shot.label}--critical.png`), shot.critical)
+  writeFileSync(join(SHOTS_DIR, `${tool}--${shot.label}--diff.png`), shot.diff)
+}
+console.log(`Worst case per tool (full CSS, critical only, diff): ${SHOTS_DIR}`)
+if (troubles.length) console.log(`\n${troubles.length} problem(s):\n${troubles.map((t) => `  ${t}`).join('\n')}`)
+console.log(`\nRun took ${((performance.now() - started) / 1000).toFixed(0)} s.`)
