@@ -122,7 +122,8 @@ export class CriticalCss {
       return active.some((on, viewport) => on && answers[viewport]!.selectors[asked] === true)
     })
     if (selectors.length === 0) return null
-    const declarations = rule.block.children.filter((child) => !(child.type === 'Declaration' && UNPAINTED_PROPERTY.test(child.property)))
+    // A custom property is judged by its use (pruneUnused), not its name: `--menu-transition-height` may be a height.
+    const declarations = rule.block.children.filter((child) => !(child.type === 'Declaration' && !child.property.startsWith('--') && UNPAINTED_PROPERTY.test(child.property)))
     if (declarations.length === 0) return null
     return { ...rule, prelude: { ...rule.prelude, children: selectors }, block: { ...rule.block, children: declarations } }
   }

@@ -177,6 +177,7 @@ describe('Chromium engine: what the first paint shows', () => {
     const runs = await Promise.all([generate('/fonts.html', [DESKTOP, MOBILE]), generate('/fonts.html', [DESKTOP, MOBILE])])
     runs.push(await generate('/fonts.html', [DESKTOP, MOBILE]))
     expect(new Set(runs).size).toBe(1)
+    expect(runs[0]).toContain('.brand{color:var(--brand);')
   })
 
   it('does not stall on an unreachable font host or a stylesheet that never answers', async () => {
