@@ -28,7 +28,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEFAULT_VIEWPORTS, type Viewport } from '../src/api/contract.ts'
 import type { Engine } from '../src/service/engine.ts'
-import { INSTALL_HINT, createChromiumEngine, findChromium } from '../src/engine/chromium.ts'
+import { INSTALL_HINT, chromiumFlags, createChromiumEngine, findChromium } from '../src/engine/chromium.ts'
 import { CACHE_DIR, CORPUS, fetchSite, serveStatic, type Site } from './quality/corpus.ts'
 import { criticalOnly, rebaseUrls, stylesheetsOf } from './quality/html.ts'
 import { createBeasties, createPenthouse, installedVersion, type PenthouseRunner, type Timed } from './quality/peers.ts'
@@ -36,7 +36,8 @@ import { createShooter, diff, PIXELMATCH_THRESHOLD, type Shooter } from './quali
 
 /** Every host but loopback fails to resolve, in every browser of the run. */
 const OFFLINE = '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'
-const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', OFFLINE]
+/** The screenshot browser and penthouse's run with the engine's own flags. */
+const BROWSER_ARGS = [...chromiumFlags(), OFFLINE]
 const VIEWPORTS: readonly Viewport[] = DEFAULT_VIEWPORTS
 const PIXEL_SLACK = 0.001
 const PENTHOUSE_BYTES_FACTOR = 1.15

@@ -4,6 +4,7 @@
  * stylesheet's text as `critical` does before it hands the CSS to penthouse.
  */
 import { parse, walk } from 'css-tree'
+import { rebaseUrl } from '../../src/engine/sheets.ts'
 import { Parser } from 'htmlparser2'
 
 export type StylesheetRef = { kind: 'link'; href: string } | { kind: 'style'; css: string }
@@ -104,7 +105,7 @@ export function criticalOnly(html: string, criticalCss: string): string {
   return out + html.slice(at)
 }
 
-const NOT_REBASED = /^(?:data:|#|[a-z][a-z\d+.-]*:\/\/|\/\/)/i
+const ABSOLUTE_URL = /^(?:[a-z][a-z\d+.-]*:\/\/|\/\/)/i
 const PLAIN_URL = /^[^\s"'()\\]+$/
 
 /**
@@ -119,10 +120,10 @@ export function rebaseUrls(css: string, sheetUrl: string): string {
   walk(parse(css, { positions: true, parseValue: true, parseCustomProperty: true }), {
     visit: 'Url',
     enter(node) {
-      if (!node.loc || NOT_REBASED.test(node.value.trim())) return
-      const resolved = new URL(node.value.trim(), base)
-      if (resolved.origin !== base.origin) return
-      const path = resolved.pathname + resolved.search + resolved.hash
+      // Absolute URLs stay as written; the rest resolve as the engine rebases them.
+      if (!node.loc || ABSOLUTE_URL.test(node.value.trim())) return
+      const path = rebaseUrl(node.value, sheetUrl, base.origin)
+      if (path === node.value) return
       edits.push({ start: node.loc.start.offset, end: node.loc.end.offset, text: PLAIN_URL.test(path) ? `url(${path})` : `url(${JSON.stringify(path)})` })
     },
   })

@@ -37,7 +37,7 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | nul
 }
 
 /** Flags for a browser on a closed network: no traffic of its own, nothing to set up. */
-const BROWSER_FLAGS = [
+const CLOSED_NETWORK_FLAGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
@@ -50,6 +50,15 @@ const BROWSER_FLAGS = [
   '--hide-scrollbars',
   '--mute-audio',
 ]
+
+/**
+ * The engine's Chromium flags, for every browser that should render as it does (tests, the
+ * quality bench). Chromium refuses to start as root with its sandbox; only then is it off.
+ */
+export function chromiumFlags(): string[] {
+  const root = typeof process.getuid === 'function' && process.getuid() === 0
+  return [...CLOSED_NETWORK_FLAGS, ...(root ? ['--no-sandbox'] : [])]
+}
 
 export interface ChromiumEngineOptions {
   /** The browser executable. Default: {@link findChromium}. */
@@ -276,7 +285,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
   async #open(browser: Browser, url: string, viewport: Viewport, remaining: () => number, contexts: BrowserContext[]): Promise<LoadedView> {
     const { context, page, refused, viewport: opened } = await this.#page(browser, viewport)
     contexts.push(context)
-    if (opened.width !== viewport.width || opened.height !== viewport.height) await page.setViewportSize(viewport)
+    if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
     let crashed = false
     page.on('crash', () => {
       crashed = true
@@ -435,12 +444,10 @@ async function launchBrowser(executablePath: string, extraArgs: string[]): Promi
   } catch {
     throw new Error('The Chromium engine needs playwright-core: `npm install -D playwright-core` (it drives your system Chrome/Chromium; it downloads nothing).')
   }
-  // Chromium refuses to start as root with its sandbox; only then is it turned off.
-  const root = typeof process.getuid === 'function' && process.getuid() === 0
   return playwright.chromium.launch({
     executablePath,
     headless: true,
-    args: [...BROWSER_FLAGS, ...(root ? ['--no-sandbox'] : []), ...extraArgs],
+    args: [...chromiumFlags(), ...extraArgs],
     timeout: 30_000,
   })
 }
