@@ -76,7 +76,17 @@ interface Puppeteer {
 export interface PenthouseRunner {
   version: string
   puppeteerVersion: string
+  /**
+   * Penthouse's own life cycle, as the issue measured it: `getBrowser` launches the system
+   * Chromium for the call and penthouse closes it when the call ends.
+   */
   run(url: string, cssString: string, viewport: Viewport): Promise<Timed>
+  /**
+   * Penthouse kept warm with its `unstableKeepBrowserAlive` option: one browser for every
+   * call, and penthouse navigates the page it kept to the next URL (no new renderer, no
+   * isolation between calls).
+   */
+  runWarm(url: string, cssString: string, viewport: Viewport): Promise<Timed>
   close(): Promise<void>
 }
 
@@ -92,27 +102,42 @@ function installPenthouse(): void {
 }
 
 /**
- * Penthouse on one warm browser, launched by the puppeteer penthouse installed, with the
- * bench's flags. `unstableKeepBrowserAlive` keeps penthouse from closing that browser
- * after each call (it otherwise closes whatever `getBrowser` gave it): penthouse gets a
- * warm browser, as our engine does.
+ * Penthouse keeps its browser and pages in module state; each way of running it gets its
+ * own copy of the module, so the warm one's kept pages never serve the other's calls.
+ */
+function loadPenthouse(require: NodeJS.Require): Penthouse {
+  for (const path of Object.keys(require.cache)) if (path.includes(`${join('node_modules', 'penthouse')}`)) delete require.cache[path]
+  return require('penthouse') as Penthouse
+}
+
+/**
+ * Penthouse, installed at bench time, on the system Chromium with the bench's flags, run
+ * two ways: as the issue measured it (a browser per call, penthouse's default life cycle)
+ * and kept warm (its unstable keep-alive options, the fastest it goes).
  */
 export async function createPenthouse(executablePath: string, args: string[]): Promise<PenthouseRunner> {
   installPenthouse()
   const require = createRequire(join(PEERS_DIR, 'node_modules', '.bench.cjs'))
-  const penthouse = require('penthouse') as Penthouse
+  const penthouse = loadPenthouse(require)
+  const penthouseWarm = loadPenthouse(require)
   const puppeteer = require('puppeteer') as Puppeteer
   const version = (require('penthouse/package.json') as { version: string }).version
   const puppeteerVersion = (require('puppeteer/package.json') as { version: string }).version
-  const browser = await puppeteer.launch({ executablePath, args, headless: true })
+  const launch = (): Promise<PuppeteerBrowser> => puppeteer.launch({ executablePath, args, headless: true })
+  const warmBrowser = await launch()
   return {
     version,
     puppeteerVersion,
     async run(url, cssString, { width, height }) {
       const started = performance.now()
-      const css = await penthouse({ url, cssString, width, height, puppeteer: { getBrowser: () => browser }, unstableKeepBrowserAlive: true })
+      const css = await penthouse({ url, cssString, width, height, puppeteer: { getBrowser: launch } })
       return { css, ms: performance.now() - started }
     },
-    close: () => browser.close(),
+    async runWarm(url, cssString, { width, height }) {
+      const started = performance.now()
+      const css = await penthouseWarm({ url, cssString, width, height, puppeteer: { getBrowser: () => warmBrowser }, unstableKeepBrowserAlive: true })
+      return { css, ms: performance.now() - started }
+    },
+    close: () => warmBrowser.close(),
   }
 }
