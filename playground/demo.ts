@@ -1,61 +1,87 @@
 /**
- * `npm run demo`: builds playground/vite and playground/webpack with the plugin and prints
- * what it did. Until the embedded service exists, the plugin talks to the test suite's fake
- * service started here on 127.0.0.1, which answers every page with the site's rules above
- * the "Below the fold" comment (a stand-in: it does not render pages).
+ * `npm run demo`: builds playground/vite and playground/webpack with the plugin in
+ * embedded mode (no service configured: the plugin starts the reference service in this
+ * process and renders the fresh build in the system Chromium), then prints what each page
+ * got. A machine without Chrome/Chromium gets Debian's `chromium` through apt-get when
+ * that is possible (Debian/Ubuntu, as root); otherwise the demo says what to install.
  */
 import { readFile, stat } from 'node:fs/promises'
-import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { startFakeService } from '../test/fixtures/fake-service.ts'
+import type { BuildReport } from '../src/core/report.ts'
+import { ensureChromium } from '../scripts/chromium.ts'
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url))
+const SERVICE_ENV = ['CRITICAL_CSS_BASE_URL', 'CRITICAL_CSS_API_TOKEN', 'CRITICAL_CSS_SITE_URL']
+const STYLESHEET_HREF = /<link\b[^>]*\bhref=["']?([^"' >]+\.css)/g
 
-async function standInCss(): Promise<string> {
-  const css = await readFile(here('./site/site.css'), 'utf8')
-  return css
-    .slice(0, css.indexOf('/* Below the fold. */'))
-    .replace(/\/\*[\s\S]*?\*\//g, '')
-    .replace(/@font-face\s*{[^}]*}/g, '')
-    .replace(/\s+/g, ' ')
-    .replace(/\s*([{}:;,])\s*/g, '$1')
-    .trim()
+/** Bytes of the stylesheets a built page links (each once): what the browser had to load before the first paint. */
+async function linkedCssBytes(dist: string, html: string): Promise<number> {
+  let total = 0
+  for (const href of new Set(Array.from(html.matchAll(STYLESHEET_HREF), (match) => match[1]!))) {
+    total += (await stat(`${dist}/${href.replace(/^\//, '')}`).catch(() => ({ size: 0 }))).size
+  }
+  return total
+}
+
+async function buildVite(): Promise<void> {
+  const { build } = await import('vite')
+  await build({ configFile: here('./vite/vite.config.ts') })
+}
+
+async function buildWebpack(): Promise<void> {
+  const webpack = (await import('webpack')).default
+  const config = (await import('./webpack/webpack.config.ts')).default
+  const stats = await new Promise<import('webpack').Stats>((resolve, reject) => {
+    const compiler = webpack(config)
+    compiler.run((error, result) => compiler.close(() => (error || !result ? reject(error) : resolve(result))))
+  })
+  console.log(stats.toString({ colors: process.stdout.isTTY, assets: true, modules: false, logging: 'info', children: false }))
+  if (stats.hasErrors()) throw new Error('the webpack build failed (see above)')
+}
+
+async function summary(name: string, ms: number): Promise<void> {
+  const file = here(`./${name}/report.json`)
+  const report = JSON.parse(await readFile(file, 'utf8')) as BuildReport
+  const dist = here(`./${name}/dist`)
+  const rows = []
+  for (const page of report.pages) {
+    const html = await readFile(`${dist}/${page.file}`, 'utf8')
+    rows.push({
+      page: page.url,
+      file: page.file,
+      outcome: page.outcome,
+      from: page.source ?? '—',
+      'critical CSS inlined (B)': page.cssBytes,
+      'full CSS, now deferred (B)': await linkedCssBytes(dist, html),
+      'ms': Math.round(page.ms),
+    })
+  }
+  const inlined = report.pages.filter((page) => page.outcome === 'inlined').length
+  console.log(`\n${name}: ${inlined}/${report.pages.length} pages inlined by the ${report.service ?? 'plugin'}, build ${(ms / 1000).toFixed(1)} s; report ${file}`)
+  console.table(rows)
 }
 
 async function main(): Promise<void> {
-  const token = `demo_${randomBytes(12).toString('hex')}`
-  const css = await standInCss()
-  const fake = await startFakeService({ tokens: { [token]: { plan: 'pro' } }, behaviour: () => ({ durationMs: 300, css }) })
-  process.env.CRITICAL_CSS_BASE_URL = fake.url
-  process.env.CRITICAL_CSS_API_TOKEN = token
-  process.env.CRITICAL_CSS_SITE_URL = 'https://playground.example'
-  console.log(`fake critical CSS service on ${fake.url} (the embedded service replaces it in a later release)\n`)
   try {
-    const { build } = await import('vite')
-    console.log('── playground/vite')
-    await build({ configFile: here('./vite/vite.config.ts') })
-
-    console.log('\n── playground/webpack')
-    const webpack = (await import('webpack')).default
-    const config = (await import('./webpack/webpack.config.ts')).default
-    const stats = await new Promise<import('webpack').Stats>((resolve, reject) => {
-      const compiler = webpack(config)
-      compiler.run((error, result) => compiler.close(() => (error || !result ? reject(error) : resolve(result))))
-    })
-    console.log(stats.toString({ colors: process.stdout.isTTY, assets: true, modules: false, logging: 'info', children: false }))
-    if (stats.hasErrors()) process.exitCode = 1
-
-    for (const name of ['vite', 'webpack']) {
-      const file = here(`./${name}/report.json`)
-      const report = JSON.parse(await readFile(file, 'utf8')) as { pages: { file: string; cssBytes: number; outcome: string }[] }
-      const sizes = await Promise.all(report.pages.map(async (page) => (await stat(here(`./${name}/dist/${page.file}`))).size))
-      console.log(`\n${name}: ${report.pages.filter((page) => page.outcome === 'inlined').length}/${report.pages.length} pages inlined; report ${file}`)
-      for (const [index, page] of report.pages.entries()) console.log(`  ${page.file.padEnd(20)} ${page.outcome.padEnd(9)} ${page.cssBytes} B CSS inlined, page now ${sizes[index]} B`)
-    }
-    console.log(`\n${fake.requests.length} requests to the service.`)
-  } finally {
-    await fake.close()
+    console.log(`Chromium: ${ensureChromium()}`)
+  } catch (error) {
+    console.error(`The demo renders pages in a local Chrome/Chromium and found none.\n${error instanceof Error ? error.message : String(error)}`)
+    process.exit(1)
   }
+  // The demo shows embedded mode; a service configured in this shell would turn it into remote mode.
+  for (const name of SERVICE_ENV) {
+    if (process.env[name]) console.log(`(ignoring ${name} for the demo: it runs in embedded mode)`)
+    delete process.env[name]
+  }
+  const timings: [string, number][] = []
+  for (const [name, build] of [['vite', buildVite], ['webpack', buildWebpack]] as const) {
+    console.log(`\n── playground/${name}`)
+    const started = performance.now()
+    await build()
+    timings.push([name, performance.now() - started])
+  }
+  for (const [name, ms] of timings) await summary(name, ms)
+  console.log('\nRun it again: unchanged pages come from the cache (node_modules/.cache/unplugin-critical-css) and no browser starts.')
 }
 
 await main()

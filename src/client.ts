@@ -9,6 +9,7 @@ export type {
   RequestOptions,
   WaitOptions,
 } from './api/client.ts'
+export type { CheckInterval } from './api/watcher.ts'
 export {
   BadRequestError,
   CriticalCssError,

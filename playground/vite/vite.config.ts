@@ -5,7 +5,7 @@ import criticalCss from '../../src/vite.ts'
 
 const site = fileURLToPath(new URL('../site/', import.meta.url))
 
-// Service, token and site URL come from CRITICAL_CSS_BASE_URL, _API_TOKEN and _SITE_URL.
+// No service configured: embedded mode. Set CRITICAL_CSS_BASE_URL and _API_TOKEN (and _SITE_URL) for a remote service.
 export default defineConfig({
   root: site,
   publicDir: false,

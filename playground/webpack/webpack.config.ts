@@ -14,7 +14,7 @@ function template(page: string): string {
   return readFileSync(site + page, 'utf8').replace(/\s*<script type="module"[^>]*><\/script>/, '')
 }
 
-// Service, token and site URL come from CRITICAL_CSS_BASE_URL, _API_TOKEN and _SITE_URL.
+// No service configured: embedded mode. Set CRITICAL_CSS_BASE_URL and _API_TOKEN (and _SITE_URL) for a remote service.
 const config: Configuration = {
   mode: 'production',
   context: site,

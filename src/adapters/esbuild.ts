@@ -8,9 +8,10 @@ import { readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
 import type { ResolvedOptions } from '../core/options.ts'
+import { directoryOutput } from '../core/build-server.ts'
 import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { checkRemoteService } from '../core/options.ts'
+import { checkServiceOptions } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import { runCriticalCss } from '../core/run.ts'
 
@@ -20,6 +21,16 @@ const INFO_LEVELS = new Set(['verbose', 'debug', 'info'])
 function outputFile(path: string, text: string): OutputFile {
   const contents = new TextEncoder().encode(text)
   return { path, contents, hash: '', text }
+}
+
+/** `write: false` outputs by their path in the outdir. */
+function inMemoryFiles(files: readonly OutputFile[], outdir: string): Map<string, Uint8Array> {
+  const byName = new Map<string, Uint8Array>()
+  for (const file of files) {
+    const name = relative(outdir, file.path).split(sep).join('/')
+    if (!name.startsWith('../')) byName.set(name, file.contents)
+  }
+  return byName
 }
 
 export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void {
@@ -33,7 +44,7 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
     builds += 1
     if (options.enabled ?? builds === 1) {
       try {
-        checkRemoteService(options)
+        checkServiceOptions(options)
       } catch (error) {
         return { errors: [{ text: (error as Error).message, pluginName: NAME }] }
       }
@@ -61,6 +72,7 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
       }
     }
 
+    const memory = inMemory ? inMemoryFiles(result.outputFiles ?? [], outdir) : null
     const warnings: PartialMessage[] = []
     const showInfo = INFO_LEVELS.has(initial.logLevel ?? 'warning')
     try {
@@ -70,6 +82,7 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
         // esbuild's publicPath says where assets load from, not where pages are served.
         base: '/',
         root,
+        output: { read: memory ? async (file) => memory.get(file) ?? null : directoryOutput(outdir) },
         logger: {
           info: (message) => {
             if (showInfo) process.stderr.write(`[${NAME}] ${message}\n`)

@@ -4,8 +4,9 @@
  * memory, before it is written and before writeBundle-time post-processing sees it.
  */
 import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
+import type { BuildOutput } from '../core/build-server.ts'
 import type { ResolvedOptions } from '../core/options.ts'
-import { checkRemoteService } from '../core/options.ts'
+import { checkServiceOptions } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import type { BuildLogger } from '../core/report.ts'
 import { runCriticalCss } from '../core/run.ts'
@@ -14,6 +15,7 @@ interface BundleEntry {
   type: 'asset' | 'chunk'
   fileName: string
   source?: string | Uint8Array
+  code?: string
 }
 
 interface Target {
@@ -21,6 +23,8 @@ interface Target {
   base: string
   root: string
   logger: BuildLogger
+  /** Served after the bundle in embedded mode (Vite's public dir). */
+  staticDirs?: string[]
 }
 
 /** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
@@ -29,7 +33,15 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
   for (const entry of Object.values(bundle)) {
     if (entry.type === 'asset' && entry.source !== undefined && isHtmlFile(entry.fileName)) html.set(entry.fileName, entry.source)
   }
-  const { updated } = await runCriticalCss({ ...target, html })
+  const output: BuildOutput = {
+    // The bundle as it is now: the HTML before ours edits it, the CSS and chunks as they will be written.
+    read: async (file) => {
+      const entry = bundle[file]
+      return (entry?.type === 'chunk' ? entry.code : entry?.source) ?? null
+    },
+    staticDirs: target.staticDirs ?? [],
+  }
+  const { updated } = await runCriticalCss({ ...target, html, output })
   for (const [file, text] of updated) bundle[file]!.source = text
 }
 
@@ -44,7 +56,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
       // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
       const production = resolved.isProduction || resolved.mode === 'production'
       enabled = options.enabled ?? (production && !resolved.build.watch && !resolved.build.ssr)
-      if (enabled) checkRemoteService(options)
+      if (enabled) checkServiceOptions(options)
     },
     generateBundle: {
       // Not order 'post': Vite's own post-build plugins (import analysis, manifest) run after
@@ -57,6 +69,8 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
           options,
           base: config.base,
           root: config.root,
+          // Vite copies the public dir when it writes the bundle, after this hook.
+          staticDirs: config.publicDir && config.build.copyPublicDir ? [config.publicDir] : [],
           logger: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
         })
       },
@@ -84,7 +98,7 @@ export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
   const runs = (context: RollupLikeContext): boolean => options.enabled ?? !context.meta.watchMode
   return {
     buildStart() {
-      if (runs(this)) checkRemoteService(options)
+      if (runs(this)) checkServiceOptions(options)
     },
     generateBundle: {
       // After @rollup/plugin-html and every other generateBundle: the HTML is final.

@@ -5,7 +5,7 @@
  */
 import type { ResolvedOptions } from '../core/options.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { checkRemoteService } from '../core/options.ts'
+import { checkServiceOptions } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import { runCriticalCss } from '../core/run.ts'
 
@@ -32,6 +32,7 @@ interface CompilationLike {
   errors: Error[]
   warnings: Error[]
   getAssets(): readonly { name: string; source: { buffer(): Uint8Array } }[]
+  getAsset(name: string): { source: { buffer(): Uint8Array } } | undefined
   updateAsset(file: string, source: never): void
   getLogger(name: string): { info(...args: unknown[]): void }
   hooks: {
@@ -54,7 +55,7 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
       ((compiler.options.mode ?? 'production') === 'production' && !compiler.watchMode && !isServerTarget(compiler.options.target))
     if (!enabled) return
     try {
-      checkRemoteService(options)
+      checkServiceOptions(options)
     } catch (error) {
       compilation.errors.push(new WebpackError((error as Error).message))
       return
@@ -76,6 +77,8 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
             html,
             base: typeof publicPath === 'string' ? publicPath : '/',
             root: compiler.context,
+            // Every asset as the compilation holds it now (the HTML before ours edits it).
+            output: { read: async (file) => compilation.getAsset(file)?.source.buffer() ?? null },
             logger: {
               info: (message) => logger.info(message),
               warn: (message) => compilation.warnings.push(new WebpackError(message)),

@@ -11,7 +11,14 @@ import type { Now, Sleep } from './retry.ts'
 import { WakeableLoop } from './loop.ts'
 import type { Ticket } from './scheduler.ts'
 
-export const CHECK_INTERVAL = { firstMs: 1000, factor: 1.5, maxMs: 10_000 } as const
+/** How often a pending job is checked: first after `firstMs`, then each interval `factor` times the last, up to `maxMs`. */
+export interface CheckInterval {
+  firstMs: number
+  factor: number
+  maxMs: number
+}
+
+export const CHECK_INTERVAL: Readonly<CheckInterval> = { firstMs: 1000, factor: 1.5, maxMs: 10_000 }
 
 /** A list answer covers this many jobs at most (the contract's maximum `limit`). */
 const LIST_LIMIT = 100
@@ -41,6 +48,8 @@ export interface WatcherDeps {
   /** `jobData`, urgent or as a status check; with `ticket` the first attempt uses that slot. */
   fetchData(id: string, options: CallScope & { ticket?: Ticket; urgent: boolean }): Promise<Answered<JobData>>
   listJobs(options: CallScope & { ticket: Ticket; limit: number }): Promise<Answered<ListedJobs>>
+  /** Default CHECK_INTERVAL. */
+  checkInterval?: Readonly<CheckInterval>
 }
 
 /** One `waitForCss` call: its own deadline and signal. */
@@ -81,7 +90,10 @@ export class JobWatcher {
   private listUnsupported = false
   private readonly loop: WakeableLoop
 
+  private readonly interval: Readonly<CheckInterval>
+
   constructor(private readonly deps: WatcherDeps) {
+    this.interval = deps.checkInterval ?? CHECK_INTERVAL
     this.loop = new WakeableLoop(() => this.checkWhileWaited(), () => this.pending().length > 0, deps.sleep)
   }
 
@@ -98,7 +110,7 @@ export class JobWatcher {
         id: job.id,
         url: job.url,
         lastStatus: job.status,
-        intervalMs: CHECK_INTERVAL.firstMs,
+        intervalMs: this.interval.firstMs,
         nextCheckAt: options.firstCheckAt,
         checkAlone: false,
         fetching: false,
@@ -255,7 +267,7 @@ export class JobWatcher {
   }
 
   private postpone(watch: Watch, retryAfterMs: number | null): void {
-    watch.intervalMs = Math.min(CHECK_INTERVAL.maxMs, watch.intervalMs * CHECK_INTERVAL.factor)
+    watch.intervalMs = Math.min(this.interval.maxMs, watch.intervalMs * this.interval.factor)
     watch.nextCheckAt = this.deps.now() + (retryAfterMs ?? watch.intervalMs)
   }
 

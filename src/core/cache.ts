@@ -18,6 +18,12 @@ export interface CacheKeyParts {
   service: string
   url: string
   viewports: readonly Viewport[]
+  /**
+   * What the result was made from, when the plugin knows it (embedded mode renders this
+   * build): hashes of the page's HTML and of every stylesheet it links, so an unchanged
+   * page is a hit on the next build and a changed one never is.
+   */
+  contents?: readonly string[]
 }
 
 export interface CachedResult {
@@ -35,7 +41,7 @@ const entrySchema = z.object({
 
 export function cacheKey(parts: CacheKeyParts): string {
   const viewports = parts.viewports.map((viewport) => [viewport.width, viewport.height])
-  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports])).digest('hex')
+  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports, parts.contents ?? []])).digest('hex')
 }
 
 /** The cache directory: `dir` against the root, or the default below the nearest package.json. */

@@ -203,7 +203,7 @@ function isHttpUrl(value: string): boolean {
 /**
  * Checks `options` and fills in every default. Env vars fill in what the options leave out.
  * Throws a ConfigurationError naming the option at fault; a malformed env var fails the
- * build that uses it (`requireService`), not a dev server where the plugin is off.
+ * build that uses it (`configuredService`), not a dev server where the plugin is off.
  */
 export function resolveOptions(options: Options = {}, env: Env = process.env): ResolvedOptions {
   const parsed = optionsSchema.safeParse(options ?? {})
@@ -236,14 +236,14 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
   }
 }
 
-/** The service address and token of a remote-mode build; a ConfigurationError names what is missing. */
-export function requireService(options: ResolvedOptions): { baseUrl: string; token: Secret } {
+/**
+ * The service a build talks to: the configured one (remote mode), or null for embedded
+ * mode, when neither `baseUrl` nor CRITICAL_CSS_BASE_URL is set. A ConfigurationError names
+ * what is missing or malformed.
+ */
+export function configuredService(options: ResolvedOptions): { baseUrl: string; token: Secret } | null {
   if (options.envProblems.length > 0) throw new ConfigurationError(`unplugin-critical-css: ${options.envProblems.join('; ')}.`)
-  if (options.baseUrl === null) {
-    throw new ConfigurationError(
-      `unplugin-critical-css: no critical CSS service is configured. Set ${ENV.baseUrl} (or the \`baseUrl\` option) to the service's address.`,
-    )
-  }
+  if (options.baseUrl === null) return null
   if (options.token === null) {
     throw new ConfigurationError(
       `unplugin-critical-css: no API token for ${describeBaseUrl(options.baseUrl)}. Set ${ENV.token} (or the \`token\` option).`,
@@ -253,11 +253,12 @@ export function requireService(options: ResolvedOptions): { baseUrl: string; tok
 }
 
 /**
- * What can be known wrong before the bundler does any work: no service, no token, a
- * relative page and no site URL. Adapters call it when the build starts.
+ * What can be known wrong before the bundler does any work: malformed env vars, a service
+ * without a token, a relative page and no site URL in remote mode (embedded mode serves
+ * the pages itself). Adapters call it when the build starts.
  */
-export function checkRemoteService(options: ResolvedOptions): void {
-  requireService(options)
+export function checkServiceOptions(options: ResolvedOptions): void {
+  if (configuredService(options) === null) return
   if (options.siteUrl !== null || options.pages === null) return
   const relative = options.pages.find((page) => !URL.canParse(page.url))
   if (relative) {

@@ -1,9 +1,12 @@
 /**
  * One build's work, the same for every bundler: pick the pages, answer what the cache
  * can, send the rest through one client (plan-paced, a deadline per page), inline the CSS
- * and report. Returns the new HTML of the pages that changed; the adapter puts it back in
+ * and report. With no service configured, the client talks to the embedded one, started
+ * only when some page is not in the cache. Returns the new HTML of the pages that changed; the adapter puts it back in
  * the bundle. Nothing is put back when the run throws.
  */
+import { createHash } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createClient, isJobData, paceFromOption, paceFromUsage, type CriticalCssClient } from '../api/client.ts'
@@ -11,9 +14,12 @@ import { RATE_WINDOW_MS, PLAN_REQUESTS_PER_MINUTE } from '../api/contract.ts'
 import type { PaceLimit } from '../api/scheduler.ts'
 import { BadRequestError, CriticalCssError, NotFoundError, PaymentRequiredError, UnauthorizedError, describeBaseUrl, formatSeconds } from '../api/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
+import { stylesheetHrefs } from '../html/scan.ts'
+import { createFileFinder, type BuildOutput, type FileFinder } from './build-server.ts'
 import { cacheDirectory, cacheKey, createResultCache, type ResultCache } from './cache.ts'
+import type { EmbeddedService } from './embedded.ts'
 import { ConfigurationError, StrictModeError } from './errors.ts'
-import { requireService, type ResolvedOptions } from './options.ts'
+import { configuredService, type ResolvedOptions, type ResolvedPage } from './options.ts'
 import { isHtmlFile, planPages, type Page } from './pages.ts'
 import { createProgress, formatSummary, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
 
@@ -27,6 +33,8 @@ export interface RunInput {
   root: string
   logger: BuildLogger
   signal?: AbortSignal
+  /** The whole build output, served to the embedded service's browser when no service is configured. */
+  output?: BuildOutput
 }
 
 export interface RunResult {
@@ -41,6 +49,44 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 interface PageWork extends Page {
   html: string | null
+  /** What reports and warnings call the page: its URL, or in embedded mode its path (the port changes every build). */
+  shown: string
+}
+
+/** Embedded mode plans pages on this origin; they move to the build server's once it listens. */
+const EMBEDDED_ORIGIN = 'http://127.0.0.1'
+const EMBEDDED_SERVICE_NAME = 'embedded service (local Chromium)'
+/** Pages in flight in embedded mode: enough to keep every worker busy, few enough that a page's deadline runs while it is rendered, not while it queues. */
+const EMBEDDED_PAGES_PER_WORKER = 2
+const EMBEDDED_MAX_WORKERS = 4
+/** The embedded service is on loopback: a job is checked every few hundred ms, not every few seconds. */
+const EMBEDDED_CHECK_INTERVAL = { firstMs: 150, factor: 1.5, maxMs: 500 }
+
+/** In embedded mode a configured page is a path of this build, wherever its URL points. */
+function onEmbeddedOrigin(page: ResolvedPage): ResolvedPage {
+  if (!URL.canParse(page.url)) return page
+  const url = new URL(page.url)
+  return { ...page, url: `${EMBEDDED_ORIGIN}${url.pathname}${url.search}` }
+}
+
+function sha256(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('base64url')
+}
+
+/** Hashes of what an embedded render of the page reads: its HTML and each stylesheet it links (by URL when outside the build). */
+async function contentHashes(page: PageWork, find: FileFinder): Promise<string[]> {
+  const hashes = [sha256(page.html!)]
+  for (const href of stylesheetHrefs(page.html!)) {
+    let url: URL
+    try {
+      url = new URL(href, page.url)
+    } catch {
+      continue
+    }
+    const found = url.origin === EMBEDDED_ORIGIN ? await find(url.pathname) : null
+    hashes.push(found ? sha256(found.body) : `url:${url.href}`)
+  }
+  return hashes
 }
 
 /** 400, 401, a base URL that is not the API: the user must fix something, so the build stops. */
@@ -114,21 +160,33 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
   const { options, logger } = input
   const started = performance.now()
   const startedAt = new Date().toISOString()
-  const pages: PageWork[] = planPages(
-    options.pages,
-    [...input.html.keys()].filter(isHtmlFile),
-    { siteUrl: options.siteUrl, base: input.base },
-  ).map((page) => ({ ...page, html: decode(input.html.get(page.file)!) }))
+  const service = configuredService(options)
+  const output = input.output
+  if (service === null && output === undefined) throw new TypeError('runCriticalCss: embedded mode needs the build output')
+  const planned =
+    service === null
+      ? planPages(options.pages?.map(onEmbeddedOrigin) ?? null, [...input.html.keys()].filter(isHtmlFile), {
+          siteUrl: new URL(options.siteUrl?.pathname ?? '/', EMBEDDED_ORIGIN),
+          base: input.base,
+        })
+      : planPages(options.pages, [...input.html.keys()].filter(isHtmlFile), { siteUrl: options.siteUrl, base: input.base })
+  const pages: PageWork[] = planned.map((page) => {
+    const url = new URL(page.url)
+    return { ...page, html: decode(input.html.get(page.file)!), shown: service === null ? `${url.pathname}${url.search}` : page.url }
+  })
   const updated = new Map<string, string>()
   if (pages.length === 0) {
     return { updated, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
   }
 
-  const service = requireService(options)
-  const serviceName = describeBaseUrl(service.baseUrl)
+  const serviceName = service === null ? EMBEDDED_SERVICE_NAME : describeBaseUrl(service.baseUrl)
   const cacheDir = options.cache ? cacheDirectory(options.cache.dir, input.root) : null
   const cache: ResultCache | null = options.cache ? createResultCache({ dir: cacheDir!, ttlMs: options.cache.ttlMs }) : null
-  const keyOf = (page: Page): string => cacheKey({ service: serviceName, url: page.url, viewports: options.viewports })
+  const find = output ? createFileFinder(output, input.base) : null
+  const keyOf = async (page: PageWork): Promise<string> =>
+    service === null
+      ? cacheKey({ service: serviceName, url: page.file, viewports: options.viewports, contents: await contentHashes(page, find!) })
+      : cacheKey({ service: serviceName, url: page.url, viewports: options.viewports })
   let cacheWriteFailed = false
 
   const reports = new Map<Page, PageReport>()
@@ -137,7 +195,7 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
     if (result.changed) updated.set(page.file, result.html)
     const stillBlocking = options.preload === 'none' ? 0 : result.stillBlocking.length
     reports.set(page, {
-      url: page.url,
+      url: page.shown,
       file: page.file,
       source,
       cssBytes: Buffer.byteLength(css),
@@ -147,86 +205,103 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
       stillBlocking,
     })
   }
-  const fail = (page: Page, message: string, source: PageReport['source'], ms: number): void => {
-    reports.set(page, { url: page.url, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0 })
-    logger.warn(`critical CSS for ${page.url} (${page.file}) failed, page left unchanged: ${message}`)
+  const fail = (page: PageWork, message: string, source: PageReport['source'], ms: number): void => {
+    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0 })
+    logger.warn(`critical CSS for ${page.shown} (${page.file}) failed, page left unchanged: ${message}`)
   }
 
-  const misses: PageWork[] = []
+  const misses: { page: PageWork; key: string | null }[] = []
   await Promise.all(
     pages.map(async (page) => {
       const begun = performance.now()
       if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
-      const hit = cache ? await cache.get(keyOf(page)) : null
+      const key = cache ? await keyOf(page) : null
+      const hit = key !== null ? await cache!.get(key) : null
       if (hit) finish(page, hit.css, 'cache', performance.now() - begun)
-      else misses.push(page)
+      else misses.push({ page, key })
     }),
   )
 
   let configurationError: CriticalCssError | null = null
+  let embedded: EmbeddedService | null = null
+  const workers = Math.max(1, Math.min(EMBEDDED_MAX_WORKERS, availableParallelism()))
   if (misses.length > 0) {
-    const stop = new AbortController()
-    const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal
-    const stopWith = (error: CriticalCssError): void => {
-      configurationError ??= error
-      stop.abort(error)
-    }
-    const client = createClient({
-      baseUrl: service.baseUrl,
-      token: service.token.reveal(),
-      ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
-      onEvent: (event) => logger.info(`critical CSS: ${event.request} answered ${event.error.status ?? event.error.code}; retry ${event.attempt} in ${formatSeconds(event.waitMs)}`),
-    })
-    const progress = createProgress(misses.length, logger)
     try {
-      let limit = misses.length
-      let paceError: unknown = null
-      let accountError: PaymentRequiredError | null = null
-      try {
-        limit = pagesInFlight(await readPace(client, options, signal), options, misses.length)
-      } catch (error) {
-        if (isConfigurationError(error, 'generate')) stopWith(error)
-        else paceError = error
+      if (service === null) {
+        const { startEmbedded } = await import('./embedded.ts')
+        embedded = await startEmbedded({ output: output!, base: input.base, jobTimeoutMs: options.timeoutMs, workers })
+        for (const { page } of misses) page.url = new URL(`${new URL(page.url).pathname}${new URL(page.url).search}`, embedded.siteUrl.origin).href
+        logger.info(`critical CSS: no service configured, rendering ${misses.length} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
       }
-      const acquire = createLimiter(limit)
-      await Promise.all(
-        misses.map(async (page) => {
-          const release = await acquire()
-          const begun = performance.now()
-          let during: 'generate' | 'wait' = 'generate'
-          try {
-            if (paceError !== null) throw paceError
-            if (accountError !== null) throw accountError
-            signal.throwIfAborted()
-            const deadline = Date.now() + options.timeoutMs
-            const answer = await client.generate(page.url, { viewports: options.viewports, deadline, signal })
-            during = 'wait'
-            const data = isJobData(answer) ? answer : await client.waitForCss(answer, { deadline, signal })
-            const css = data.css ?? ''
-            finish(page, css, 'service', performance.now() - begun)
-            if (cache && !cacheWriteFailed) {
-              await cache.set(keyOf(page), css).catch((error: unknown) => {
-                cacheWriteFailed = true
-                logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
-              })
+      const { baseUrl, token } = service === null ? { baseUrl: embedded!.baseUrl, token: embedded!.token } : { baseUrl: service.baseUrl, token: service.token.reveal() }
+      const stop = new AbortController()
+      const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal
+      const stopWith = (error: CriticalCssError): void => {
+        configurationError ??= error
+        stop.abort(error)
+      }
+      const client = createClient({
+        baseUrl,
+        token,
+        ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+        ...(embedded ? { checkInterval: EMBEDDED_CHECK_INTERVAL } : {}),
+        onEvent: (event) => logger.info(`critical CSS: ${event.request} answered ${event.error.status ?? event.error.code}; retry ${event.attempt} in ${formatSeconds(event.waitMs)}`),
+      })
+      const progress = createProgress(misses.length, logger)
+      try {
+        let limit = misses.length
+        let paceError: unknown = null
+        let accountError: PaymentRequiredError | null = null
+        try {
+          limit = pagesInFlight(await readPace(client, options, signal), options, misses.length)
+          if (embedded !== null && options.concurrency === null) limit = Math.min(limit, EMBEDDED_PAGES_PER_WORKER * workers)
+        } catch (error) {
+          if (isConfigurationError(error, 'generate')) stopWith(error)
+          else paceError = error
+        }
+        const acquire = createLimiter(limit)
+        await Promise.all(
+          misses.map(async ({ page, key }) => {
+            const release = await acquire()
+            const begun = performance.now()
+            let during: 'generate' | 'wait' = 'generate'
+            try {
+              if (paceError !== null) throw paceError
+              if (accountError !== null) throw accountError
+              signal.throwIfAborted()
+              const deadline = Date.now() + options.timeoutMs
+              const answer = await client.generate(page.url, { viewports: options.viewports, deadline, signal })
+              during = 'wait'
+              const data = isJobData(answer) ? answer : await client.waitForCss(answer, { deadline, signal })
+              const css = data.css ?? ''
+              finish(page, css, 'service', performance.now() - begun)
+              if (cache && key !== null && !cacheWriteFailed) {
+                await cache.set(key, css).catch((error: unknown) => {
+                  cacheWriteFailed = true
+                  logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
+                })
+              }
+            } catch (caught) {
+              const error = asConfigurationError(caught, page)
+              // Pages cut short by another page's configuration error: that error is the build's.
+              if (configurationError !== null && (error === configurationError || signal.aborted)) return
+              if (isConfigurationError(error, during)) return stopWith(error)
+              // A used-up quota or an expired subscription answers every later page the same.
+              if (error instanceof PaymentRequiredError) accountError ??= error
+              fail(page, describeError(error), 'service', performance.now() - begun)
+            } finally {
+              release()
+              progress.done()
             }
-          } catch (caught) {
-            const error = asConfigurationError(caught, page)
-            // Pages cut short by another page's configuration error: that error is the build's.
-            if (configurationError !== null && (error === configurationError || signal.aborted)) return
-            if (isConfigurationError(error, during)) return stopWith(error)
-            // A used-up quota or an expired subscription answers every later page the same.
-            if (error instanceof PaymentRequiredError) accountError ??= error
-            fail(page, describeError(error), 'service', performance.now() - begun)
-          } finally {
-            release()
-            progress.done()
-          }
-        }),
-      )
+          }),
+        )
+      } finally {
+        progress.stop()
+        await client.close()
+      }
     } finally {
-      progress.stop()
-      await client.close()
+      // The browser and both servers stop with the build, whether it succeeded or not.
+      await embedded?.close()
     }
   }
   if (configurationError !== null) throw configurationError

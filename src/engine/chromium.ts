@@ -82,6 +82,8 @@ export interface ChromiumEngineOptions {
 }
 
 export interface ChromiumEngine extends Engine {
+  /** Launches the browser now (else the first job does): a browser that cannot start fails here, with its reason. */
+  ready(): Promise<void>
   close(): Promise<void>
 }
 
@@ -128,6 +130,10 @@ class ChromiumCriticalCss implements ChromiumEngine {
       if (!browser.isConnected()) this.#forget(browser)
       return await this.#render(await this.#launch(), input)
     }
+  }
+
+  async ready(): Promise<void> {
+    await this.#launch()
   }
 
   async close(): Promise<void> {

@@ -116,6 +116,16 @@ function loadsStyles(tag: SourceTag): boolean {
   return asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('stylesheet') || isSwapPreload(tag)
 }
 
+/** The `href`s of the stylesheets a page's head loads, in document order, entities decoded. */
+export function stylesheetHrefs(html: string): string[] {
+  const hrefs: string[] = []
+  for (const link of scanHtml(html, { stopAtBody: () => true }).headLinks) {
+    const href = attribute(link, 'href')?.value
+    if (href !== undefined && loadsStyles(link)) hrefs.push(asciiTrim(href))
+  }
+  return hrefs
+}
+
 export interface ScanOptions {
   /**
    * Asked once, where the body begins, with what is known of the head by then: true ends

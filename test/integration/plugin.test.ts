@@ -183,9 +183,10 @@ describe('when it runs', () => {
     }
   })
 
-  it('without a service fails naming CRITICAL_CSS_BASE_URL', async () => {
-    const output = await build('rollup', { plugin: { token: TOKEN, siteUrl: SITE } })
-    expect(output.error?.message).toContain('CRITICAL_CSS_BASE_URL')
+  it('a service without a token fails when the build starts, naming CRITICAL_CSS_API_TOKEN', async () => {
+    const output = await build('rollup', { plugin: { baseUrl: fake.url, siteUrl: SITE } })
+    expect(output.error?.message).toContain('CRITICAL_CSS_API_TOKEN')
+    expect(output.generates).toEqual([])
   })
 
   it('waits for pending jobs, and times a page out at `timeout` without holding up the others', async () => {

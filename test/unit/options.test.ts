@@ -1,7 +1,7 @@
 import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { ConfigurationError } from '../../src/core/errors.ts'
-import { checkRemoteService, resolveOptions, type Options } from '../../src/core/options.ts'
+import { checkServiceOptions, resolveOptions, type Options } from '../../src/core/options.ts'
 
 const TOKEN = 'tok_options_abcdef0123456789'
 
@@ -64,7 +64,7 @@ describe('resolveOptions', () => {
 
   it('names the env var at fault when a build runs, not when the plugin is created', () => {
     const resolved = resolveOptions({}, { CRITICAL_CSS_BASE_URL: 'not a url', CRITICAL_CSS_API_TOKEN: 'short' })
-    expect(() => checkRemoteService(resolved)).toThrow(/env CRITICAL_CSS_BASE_URL must be an absolute http\(s\) URL; env CRITICAL_CSS_API_TOKEN/)
+    expect(() => checkServiceOptions(resolved)).toThrow(/env CRITICAL_CSS_BASE_URL must be an absolute http\(s\) URL; env CRITICAL_CSS_API_TOKEN/)
     // An option overrides a malformed env var.
     expect(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_BASE_URL: 'not a url' }).envProblems).toEqual([])
   })
@@ -72,8 +72,8 @@ describe('resolveOptions', () => {
   it('never echoes a malformed token', () => {
     const bad = 'tok with spaces that is long enough'
     expect(rejection({ token: bad })).not.toContain(bad)
-    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).toThrow(/CRITICAL_CSS_API_TOKEN/)
-    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).not.toThrow(bad)
+    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).toThrow(/CRITICAL_CSS_API_TOKEN/)
+    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).not.toThrow(bad)
   })
 
   it('keeps the token out of inspect, JSON and String', () => {
@@ -84,12 +84,16 @@ describe('resolveOptions', () => {
   })
 })
 
-describe('checkRemoteService', () => {
+describe('checkServiceOptions', () => {
+  it('accepts no service at all (embedded mode), relative pages included', () => {
+    expect(() => checkServiceOptions(resolveOptions({}, {}))).not.toThrow()
+    expect(() => checkServiceOptions(resolveOptions({ pages: ['/', 'about/'] }, {}))).not.toThrow()
+  })
+
   it('names what is missing', () => {
-    expect(() => checkRemoteService(resolveOptions({}, {}))).toThrow(/CRITICAL_CSS_BASE_URL/)
-    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).toThrow(/CRITICAL_CSS_API_TOKEN/)
-    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).not.toThrow(/u:p/)
-    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['/'] }, {}))).toThrow(/CRITICAL_CSS_SITE_URL/)
-    expect(() => checkRemoteService(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['https://a.example/'] }, {}))).not.toThrow()
+    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).toThrow(/CRITICAL_CSS_API_TOKEN/)
+    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).not.toThrow(/u:p/)
+    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['/'] }, {}))).toThrow(/CRITICAL_CSS_SITE_URL/)
+    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['https://a.example/'] }, {}))).not.toThrow()
   })
 })

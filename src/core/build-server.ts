@@ -1,0 +1,142 @@
+/**
+ * Embedded mode serves the build it is part of: the files as the bundler holds them at
+ * that moment (HTML and CSS from the bundle, before anything is written), other assets
+ * and the public dir from their sources, below the bundler's base path, on 127.0.0.1 only.
+ */
+import { readFile, stat } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { resolve, sep } from 'node:path'
+import { basePath } from './pages.ts'
+
+/** The build's output as the adapter sees it. */
+export interface BuildOutput {
+  /** A file of the output (relative, `/` separators) as the bundler holds it now; null when it has none. */
+  read(file: string): Promise<string | Uint8Array | null>
+  /** Directories whose files are served as they are (Vite's public dir), after the bundle. */
+  staticDirs?: readonly string[]
+}
+
+export interface BuildServer {
+  /** Where the pages are: `http://127.0.0.1:port` + the base path. */
+  siteUrl: URL
+  close(): Promise<void>
+}
+
+const TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  htm: 'text/html; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  mjs: 'text/javascript; charset=utf-8',
+  json: 'application/json',
+  map: 'application/json',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  avif: 'image/avif',
+  ico: 'image/x-icon',
+  woff: 'font/woff',
+  woff2: 'font/woff2',
+  ttf: 'font/ttf',
+  otf: 'font/otf',
+  wasm: 'application/wasm',
+  txt: 'text/plain; charset=utf-8',
+  xml: 'application/xml',
+  webmanifest: 'application/manifest+json',
+}
+
+function typeOf(file: string): string {
+  return TYPES[/\.([a-z0-9]+)$/i.exec(file)?.[1]?.toLowerCase() ?? ''] ?? 'application/octet-stream'
+}
+
+/** The output files a request path may be, most likely first; null when it is outside the base or malformed. */
+export function filesForPath(pathname: string, prefix: string): string[] | null {
+  if (!pathname.startsWith(prefix)) return pathname === prefix.slice(0, -1) ? ['index.html'] : null
+  let rest: string
+  try {
+    rest = decodeURIComponent(pathname.slice(prefix.length))
+  } catch {
+    return null
+  }
+  if (rest.split('/').some((segment) => segment === '..' || segment === '.') || rest.includes('\\') || rest.includes('\0')) return null
+  if (rest === '' || rest.endsWith('/')) return [`${rest}index.html`]
+  if (/\.[a-z0-9]+$/i.test(rest)) return [rest]
+  return [rest, `${rest}.html`, `${rest}/index.html`]
+}
+
+async function fromDirs(dirs: readonly string[], file: string): Promise<Buffer | null> {
+  for (const dir of dirs) {
+    const root = resolve(dir)
+    const path = resolve(root, ...file.split('/'))
+    if (!path.startsWith(root + sep)) continue
+    try {
+      if ((await stat(path)).isFile()) return await readFile(path)
+    } catch {
+      // not in this directory
+    }
+  }
+  return null
+}
+
+/** The output file a request path below `base` is, with its content; null when the build has none. */
+export type FileFinder = (pathname: string) => Promise<{ file: string; body: string | Uint8Array } | null>
+
+export function createFileFinder(output: BuildOutput, base: string): FileFinder {
+  const prefix = basePath(base) ?? '/'
+  const staticDirs = output.staticDirs ?? []
+  return async (pathname) => {
+    for (const file of filesForPath(pathname, prefix) ?? []) {
+      const body = (await output.read(file)) ?? (await fromDirs(staticDirs, file))
+      if (body !== null) return { file, body }
+    }
+    return null
+  }
+}
+
+/** Serves `output` below `base` (a path base; a relative or absolute-URL base serves from `/`). */
+export async function serveBuild(output: BuildOutput, base: string): Promise<BuildServer> {
+  const prefix = basePath(base) ?? '/'
+  const find = createFileFinder(output, base)
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end()
+      return
+    }
+    const found = await find(new URL(req.url ?? '/', 'http://build.invalid').pathname)
+    if (!found) {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not in this build')
+      return
+    }
+    const body = typeof found.body === 'string' ? Buffer.from(found.body) : found.body
+    res.writeHead(200, { 'content-type': typeOf(found.file), 'content-length': body.byteLength, 'cache-control': 'no-store' })
+    res.end(req.method === 'HEAD' ? undefined : body)
+  }
+  const server = createServer((req, res) => {
+    answer(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end()
+      else res.destroy()
+    })
+  })
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail)
+    server.listen(0, '127.0.0.1', () => done())
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    siteUrl: new URL(prefix, `http://127.0.0.1:${port}`),
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections()
+        server.close(() => done())
+      }),
+  }
+}
+
+/** A directory on disk as a build output (esbuild writing its outdir). */
+export function directoryOutput(dir: string): BuildOutput['read'] {
+  return (file) => fromDirs([dir], file)
+}

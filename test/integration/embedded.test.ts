@@ -1,0 +1,102 @@
+/**
+ * Embedded mode as a user meets it: no service configured, real builds with every
+ * bundler, the pages rendered in the system Chromium by the in-process reference service.
+ * What is checked is the emitted HTML, the report and the build's error.
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { BuildReport } from '../../src/core/report.ts'
+import { readStyles } from '../fixtures/html.ts'
+import { BUNDLERS, SITE_PAGES, buildSite, createProject, removeProject, type BuildOutput, type BuildSetup, type Bundler } from '../fixtures/sites.ts'
+
+const projects = new Set<string>()
+afterAll(async () => {
+  await Promise.all([...projects].map(removeProject))
+})
+
+/** A build in `setup.root` or a new project, its JSON report in the project's root. */
+async function build(bundler: Bundler, setup: BuildSetup = {}): Promise<BuildOutput> {
+  const root = setup.root ?? (await createProject(bundler))
+  projects.add(root)
+  return buildSite(bundler, { ...setup, root, plugin: { report: join(root, 'report.json'), ...setup.plugin } })
+}
+
+function criticalCss(output: BuildOutput, file: string): string[] {
+  const bytes = output.files.get(file)
+  if (!bytes) throw new Error(`${file} was not emitted; emitted: ${[...output.files.keys()].join(', ')}`)
+  return readStyles(bytes.toString('utf8')).critical
+}
+
+async function report(output: BuildOutput): Promise<BuildReport> {
+  return JSON.parse(await readFile(join(output.root, 'report.json'), 'utf8')) as BuildReport
+}
+
+describe.each(BUNDLERS)('embedded mode with %s', (bundler) => {
+  it('renders every page of the fresh build in Chromium and inlines what is above the fold', async () => {
+    const output = await build(bundler, { plugin: { cache: false } })
+    expect(output.error).toBeNull()
+    for (const { file } of SITE_PAGES) {
+      const [css, ...more] = criticalCss(output, file)
+      expect(more).toEqual([])
+      // The 100vh hero fills the first viewport; the grid and the footer come after it.
+      expect(css).toMatch(/\.hero\{[^}]*min-height:100vh/)
+      expect(css).toMatch(/body\{[^}]*margin:0/)
+      expect(css).not.toContain('.grid')
+      expect(css).not.toContain('.below')
+    }
+    const { service, pages } = await report(output)
+    expect(service).toMatch(/embedded/)
+    // Paths, not the build server's address: its port changes every build.
+    expect(pages.map((page) => page.url).sort()).toEqual(SITE_PAGES.map(({ path }) => path).sort())
+    expect(pages.every((page) => page.source === 'service' && page.outcome === 'inlined')).toBe(true)
+  }, 60_000)
+})
+
+describe('embedded mode', () => {
+  it.each(['vite', 'webpack'] as const)('honours %s base path when serving the build', async (bundler) => {
+    const output = await build(bundler, { base: '/app/', plugin: { cache: false } })
+    expect(output.error).toBeNull()
+    for (const { file } of SITE_PAGES) expect(criticalCss(output, file)[0]).toMatch(/\.hero\{/)
+  }, 60_000)
+
+  it('caches by content: an unchanged page costs nothing, a changed page or stylesheet is rendered again', async () => {
+    const first = await build('vite', { plugin: {} })
+    expect(first.error).toBeNull()
+    const root = first.root
+    const rendered = (output: BuildOutput): string[] => output.infos.filter((line) => /rendering \d+ page\(s\) in a local Chromium/.test(line))
+
+    const again = await build('vite', { root, plugin: {} })
+    expect((await report(again)).pages.map((page) => page.source)).toEqual(['cache', 'cache', 'cache'])
+    // The browser and the service did not even start.
+    expect(rendered(again)).toEqual([])
+    for (const { file } of SITE_PAGES) expect(again.files.get(file)).toEqual(first.files.get(file))
+
+    const about = join(root, 'pages', 'about.html')
+    await writeFile(about, (await readFile(about, 'utf8')).replace('<h1>About</h1>', '<h1>About us</h1>'))
+    const pageChanged = await build('vite', { root, plugin: {} })
+    const sources = Object.fromEntries((await report(pageChanged)).pages.map((page) => [page.file, page.source]))
+    expect(sources).toEqual({ 'about.html': 'service', 'index.html': 'cache', 'pricing/index.html': 'cache' })
+    expect(rendered(pageChanged)).toEqual([expect.stringContaining('rendering 1 page(s)')])
+
+    const style = join(root, 'src', 'style.css')
+    await writeFile(style, `${await readFile(style, 'utf8')}.hero h1{letter-spacing:.1em}\n`)
+    const cssChanged = await build('vite', { root, plugin: {} })
+    expect((await report(cssChanged)).pages.map((page) => page.source)).toEqual(['service', 'service', 'service'])
+    expect(criticalCss(cssChanged, 'index.html')[0]).toContain('letter-spacing:.1em')
+  }, 120_000)
+
+  it.each(['vite', 'webpack'] as const)('without a browser, %s fails with the install hint and writes no page', async (bundler) => {
+    const previous = process.env.CHROME_PATH
+    process.env.CHROME_PATH = '/nonexistent/chrome'
+    try {
+      const output = await build(bundler, { plugin: { cache: false } })
+      expect(output.error?.message).toMatch(/apt-get install -y chromium/)
+      expect(output.error?.message).toMatch(/CRITICAL_CSS_BASE_URL/)
+      expect([...output.files.keys()].filter((file) => file.endsWith('.html'))).toEqual([])
+    } finally {
+      if (previous === undefined) delete process.env.CHROME_PATH
+      else process.env.CHROME_PATH = previous
+    }
+  }, 60_000)
+})
