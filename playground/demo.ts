@@ -56,8 +56,12 @@ async function summary(name: string, ms: number): Promise<void> {
       'ms': Math.round(page.ms),
     })
   }
-  const inlined = report.pages.filter((page) => page.outcome === 'inlined').length
-  console.log(`\n${name}: ${inlined}/${report.pages.length} pages inlined by the ${report.service ?? 'plugin'}, build ${(ms / 1000).toFixed(1)} s; report ${file}`)
+  const count = (test: (page: BuildReport['pages'][number]) => boolean): number => report.pages.filter(test).length
+  console.log(
+    `\n${name}: ${count((page) => page.outcome === 'inlined')}/${report.pages.length} pages inlined ` +
+      `(${count((page) => page.source === 'service')} rendered by the ${report.service ?? 'service'}, ${count((page) => page.source === 'cache')} from the cache), ` +
+      `build ${(ms / 1000).toFixed(1)} s; report ${file}`,
+  )
   console.table(rows)
 }
 

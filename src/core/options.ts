@@ -58,7 +58,7 @@ export interface Options {
    * moved to the end of `<body>`, no inline event handler, so it works under a strict CSP.
    */
   preload?: PreloadStrategy
-  /** Nonce put on the inlined `<style>` (and on scripts, were any added) for a CSP with nonces. */
+  /** Nonce put on the inlined `<style>` (and on the `body` strategy's preload links) for a CSP with nonces. */
   nonce?: string
   /** Most pages in flight at once. Default: what the plan's rate limit can serve within `timeout`. */
   concurrency?: number

@@ -20,7 +20,7 @@ import { cacheDirectory, cacheKey, createResultCache, type ResultCache } from '.
 import type { EmbeddedService } from './embedded.ts'
 import { ConfigurationError, StrictModeError } from './errors.ts'
 import { configuredService, type ResolvedOptions, type ResolvedPage } from './options.ts'
-import { isHtmlFile, planPages, type Page } from './pages.ts'
+import { basePath, isHtmlFile, planPages, type Page } from './pages.ts'
 import { createProgress, formatSummary, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
 
 export interface RunInput {
@@ -62,10 +62,14 @@ const EMBEDDED_MAX_WORKERS = 4
 /** The embedded service is on loopback: a job is checked every few hundred ms, not every few seconds. */
 const EMBEDDED_CHECK_INTERVAL = { firstMs: 150, factor: 1.5, maxMs: 500 }
 
-/** In embedded mode a configured page is a path of this build, wherever its URL points. */
-function onEmbeddedOrigin(page: ResolvedPage): ResolvedPage {
+/**
+ * In embedded mode a configured page is a page of this build, wherever its URL points: one
+ * below the site URL keeps its place relative to it, any other keeps its path.
+ */
+function onEmbeddedSite(page: ResolvedPage, siteUrl: URL | null, localSite: URL): ResolvedPage {
   if (!URL.canParse(page.url)) return page
   const url = new URL(page.url)
+  if (siteUrl !== null && url.href.startsWith(siteUrl.href)) return { ...page, url: new URL(url.href.slice(siteUrl.href.length), localSite).href }
   return { ...page, url: `${EMBEDDED_ORIGIN}${url.pathname}${url.search}` }
 }
 
@@ -162,11 +166,13 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
   const startedAt = new Date().toISOString()
   const service = configuredService(options)
   const output = input.output
+  const localSite = new URL(basePath(input.base) ?? '/', EMBEDDED_ORIGIN)
   if (service === null && output === undefined) throw new TypeError('runCriticalCss: embedded mode needs the build output')
   const planned =
     service === null
-      ? planPages(options.pages?.map(onEmbeddedOrigin) ?? null, [...input.html.keys()].filter(isHtmlFile), {
-          siteUrl: new URL(options.siteUrl?.pathname ?? '/', EMBEDDED_ORIGIN),
+      ? planPages(options.pages?.map((page) => onEmbeddedSite(page, options.siteUrl, localSite)) ?? null, [...input.html.keys()].filter(isHtmlFile), {
+          // Where the build server puts the pages, whatever the deployed site's path.
+          siteUrl: localSite,
           base: input.base,
         })
       : planPages(options.pages, [...input.html.keys()].filter(isHtmlFile), { siteUrl: options.siteUrl, base: input.base })

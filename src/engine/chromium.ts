@@ -90,6 +90,9 @@ export interface ChromiumEngine extends Engine {
 /** Throws a hint to install a browser when none is found; the browser itself starts with the first job. */
 export function createChromiumEngine(options: ChromiumEngineOptions = {}): ChromiumEngine {
   const executablePath = options.executablePath ?? findChromium()
+  if (!executablePath && options.executablePath === undefined && process.env.CHROME_PATH) {
+    throw new Error(`CHROME_PATH is set to ${process.env.CHROME_PATH}, which does not exist. ${INSTALL_HINT}`)
+  }
   if (!executablePath) throw new Error(INSTALL_HINT)
   return new ChromiumCriticalCss(executablePath, options)
 }

@@ -3,8 +3,11 @@
  * bundler, the pages rendered in the system Chromium by the in-process reference service.
  * What is checked is the emitted HTML, the report and the build's error.
  */
+import { spawn } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { BuildReport } from '../../src/core/report.ts'
 import { readStyles } from '../fixtures/html.ts'
@@ -26,6 +29,53 @@ function criticalCss(output: BuildOutput, file: string): string[] {
   const bytes = output.files.get(file)
   if (!bytes) throw new Error(`${file} was not emitted; emitted: ${[...output.files.keys()].join(', ')}`)
   return readStyles(bytes.toString('utf8')).critical
+}
+
+/** Processes below `pid` whose command line names Chrome or Chromium. */
+function browsersBelow(pid: number): number[] {
+  const parents = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // The command name is in parentheses and may hold spaces: the parent pid is the second field after it.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = new Set<number>([pid])
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const [child, parent] of parents) {
+      if (below.has(parent) && !below.has(child)) {
+        below.add(child)
+        grew = true
+      }
+    }
+  }
+  below.delete(pid)
+  return [...below].filter((child) => {
+    try {
+      return /chrom/i.test(readFileSync(`/proc/${child}/cmdline`, 'utf8'))
+    } catch {
+      return false
+    }
+  })
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function until(condition: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 50))) if (condition()) return true
+  return condition()
 }
 
 async function report(output: BuildOutput): Promise<BuildReport> {
@@ -58,6 +108,16 @@ describe('embedded mode', () => {
     const output = await build(bundler, { base: '/app/', plugin: { cache: false } })
     expect(output.error).toBeNull()
     for (const { file } of SITE_PAGES) expect(criticalCss(output, file)[0]).toMatch(/\.hero\{/)
+  }, 60_000)
+
+  it('serves a relative-base build where its pages are, whatever path the deployed site has', async () => {
+    const output = await build('vite', {
+      base: './',
+      plugin: { cache: false, siteUrl: 'https://example.com/app/', pages: ['https://example.com/app/', 'about.html'] },
+    })
+    expect(output.error).toBeNull()
+    const { pages } = await report(output)
+    expect(pages.map((page) => [page.url, page.outcome])).toEqual([['/', 'inlined'], ['/about.html', 'inlined']])
   }, 60_000)
 
   it('caches by content: an unchanged page costs nothing, a changed page or stylesheet is rendered again', async () => {
@@ -98,5 +158,26 @@ describe('embedded mode', () => {
       if (previous === undefined) delete process.env.CHROME_PATH
       else process.env.CHROME_PATH = previous
     }
+  }, 60_000)
+
+  it('a build that fails leaves no browser behind', async () => {
+    const output = await build('vite', { plugin: { cache: false, strict: true, timeout: 1 } })
+    expect(output.error?.message).toMatch(/3 of 3 pages got no critical CSS, and `strict` is on/)
+    expect(await until(() => browsersBelow(process.pid).length === 0, 5000)).toBe(true)
+  }, 60_000)
+
+  it('an interrupted build (Ctrl-C) takes its browser down with it', async () => {
+    const script = fileURLToPath(new URL('../fixtures/embedded-build.ts', import.meta.url))
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    let seen = ''
+    child.stdout.on('data', (chunk: Buffer) => (seen += chunk.toString()))
+    expect(await until(() => seen.includes('in a local Chromium'), 30_000)).toBe(true)
+    const browsers = browsersBelow(child.pid!)
+    expect(browsers.length).toBeGreaterThan(0)
+    child.kill('SIGINT')
+    expect(await exited).not.toBe(0)
+    expect(seen).not.toContain('built')
+    expect(await until(() => browsers.every((pid) => !alive(pid)), 5000)).toBe(true)
   }, 60_000)
 })
