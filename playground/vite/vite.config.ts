@@ -4,8 +4,7 @@ import { defineConfig, type UserConfig } from 'vite'
 // The playground imports the source, as a user's config imports 'unplugin-critical-css/vite'.
 import criticalCss from '../../src/vite.ts'
 import type { Options } from '../../src/core/options.ts'
-
-export const PAGES = ['index.html', 'pricing/index.html', 'about/index.html']
+import { PAGES } from '../pages.ts'
 
 /** The playground's build; the end-to-end tests build a copy of the site elsewhere with it. */
 export function playgroundConfig({

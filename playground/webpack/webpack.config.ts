@@ -7,8 +7,7 @@ import type { Configuration } from 'webpack'
 // The playground imports the source, as a user's config imports 'unplugin-critical-css/webpack'.
 import criticalCss from '../../src/webpack.ts'
 import type { Options } from '../../src/core/options.ts'
-
-export const PAGES = ['index.html', 'pricing/index.html', 'about/index.html']
+import { PAGES } from '../pages.ts'
 
 /** The site's pages without Vite's module script: webpack injects its own bundle. */
 function template(site: string, page: string): string {

@@ -19,11 +19,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_VIEWPORTS, type Viewport } from '../../src/api/contract.ts'
 import type { BuildReport } from '../../src/core/report.ts'
 import { serveBuild, type BuildServer } from '../../src/core/build-server.ts'
+import { PAGES } from '../../playground/pages.ts'
 import { launchChromium } from '../fixtures/browser.ts'
 
 const PLAYGROUND_SITE = fileURLToPath(new URL('../../playground/site/', import.meta.url))
 const REPO_MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url))
-const PAGES = ['index.html', 'pricing/index.html', 'about/index.html'] as const
 const MAX_DIFF = 0.005
 /** Below this share of differing pixels from the unstyled page, a render would be a flash of unstyled content. */
 const MIN_STYLED = 0.05
