@@ -236,7 +236,12 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
       if (service === null) {
         const { startEmbedded } = await import('./embedded.ts')
         embedded = await startEmbedded({ output: output!, base: input.base, jobTimeoutMs: options.timeoutMs, workers })
-        for (const { page } of misses) page.url = new URL(`${new URL(page.url).pathname}${new URL(page.url).search}`, embedded.siteUrl.origin).href
+        // Same path and query, on the port the build server got.
+        for (const { page } of misses) {
+          const url = new URL(page.url)
+          url.host = embedded.siteUrl.host
+          page.url = url.href
+        }
         logger.info(`critical CSS: no service configured, rendering ${misses.length} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
       }
       const { baseUrl, token } = service === null ? { baseUrl: embedded!.baseUrl, token: embedded!.token } : { baseUrl: service.baseUrl, token: service.token.reveal() }
