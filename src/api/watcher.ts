@@ -48,8 +48,7 @@ export interface WatcherDeps {
   /** `jobData`, urgent or as a status check; with `ticket` the first attempt uses that slot. */
   fetchData(id: string, options: CallScope & { ticket?: Ticket; urgent: boolean }): Promise<Answered<JobData>>
   listJobs(options: CallScope & { ticket: Ticket; limit: number }): Promise<Answered<ListedJobs>>
-  /** Default CHECK_INTERVAL. */
-  checkInterval?: Readonly<CheckInterval>
+  checkInterval: Readonly<CheckInterval>
 }
 
 /** One `waitForCss` call: its own deadline and signal. */
@@ -90,10 +89,7 @@ export class JobWatcher {
   private listUnsupported = false
   private readonly loop: WakeableLoop
 
-  private readonly interval: Readonly<CheckInterval>
-
   constructor(private readonly deps: WatcherDeps) {
-    this.interval = deps.checkInterval ?? CHECK_INTERVAL
     this.loop = new WakeableLoop(() => this.checkWhileWaited(), () => this.pending().length > 0, deps.sleep)
   }
 
@@ -110,7 +106,7 @@ export class JobWatcher {
         id: job.id,
         url: job.url,
         lastStatus: job.status,
-        intervalMs: this.interval.firstMs,
+        intervalMs: this.deps.checkInterval.firstMs,
         nextCheckAt: options.firstCheckAt,
         checkAlone: false,
         fetching: false,
@@ -267,7 +263,7 @@ export class JobWatcher {
   }
 
   private postpone(watch: Watch, retryAfterMs: number | null): void {
-    watch.intervalMs = Math.min(this.interval.maxMs, watch.intervalMs * this.interval.factor)
+    watch.intervalMs = Math.min(this.deps.checkInterval.maxMs, watch.intervalMs * this.deps.checkInterval.factor)
     watch.nextCheckAt = this.deps.now() + (retryAfterMs ?? watch.intervalMs)
   }
 
