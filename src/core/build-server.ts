@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { resolve, sep } from 'node:path'
-import { basePath } from './pages.ts'
+import { basePath, isHtmlFile, pageFiles, pathBelow } from './pages.ts'
 
 /** The build's output as the adapter sees it. */
 export interface BuildOutput {
@@ -53,19 +53,18 @@ function typeOf(file: string): string {
   return TYPES[/\.([a-z0-9]+)$/i.exec(file)?.[1]?.toLowerCase() ?? ''] ?? 'application/octet-stream'
 }
 
-/** The output files a request path may be, most likely first; null when it is outside the base or malformed. */
+const EXTENSION = /\.[a-z0-9]+$/i
+
+/**
+ * The output files a request path below `prefix` may be, most likely first: a file with an
+ * extension is itself, any other path is also the pages it may name. Null outside the
+ * prefix, or for a path that climbs out of it.
+ */
 export function filesForPath(pathname: string, prefix: string): string[] | null {
-  if (!pathname.startsWith(prefix)) return pathname === prefix.slice(0, -1) ? ['index.html'] : null
-  let rest: string
-  try {
-    rest = decodeURIComponent(pathname.slice(prefix.length))
-  } catch {
-    return null
-  }
-  if (rest.split('/').some((segment) => segment === '..' || segment === '.') || rest.includes('\\') || rest.includes('\0')) return null
-  if (rest === '' || rest.endsWith('/')) return [`${rest}index.html`]
-  if (/\.[a-z0-9]+$/i.test(rest)) return [rest]
-  return [rest, `${rest}.html`, `${rest}/index.html`]
+  const rest = pathBelow(pathname, prefix)
+  if (rest === null || rest.split('/').some((segment) => segment === '..' || segment === '.') || /[\\\0]/.test(rest)) return null
+  if (rest === '' || rest.endsWith('/') || isHtmlFile(rest)) return pageFiles(rest)
+  return EXTENSION.test(rest) ? [rest] : [rest, ...pageFiles(rest)]
 }
 
 async function fromDirs(dirs: readonly string[], file: string): Promise<Buffer | null> {

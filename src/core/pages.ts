@@ -70,13 +70,22 @@ function decodeSegment(segment: string): string {
   }
 }
 
-/** Files a URL path can be served from, most likely first. */
-function candidateFiles(pathname: string, prefix: string): string[] | null {
+/** The part of a URL path below `prefix`, segments decoded; null when the path is not below it. */
+export function pathBelow(pathname: string, prefix: string): string | null {
   if (!pathname.startsWith(prefix) && `${pathname}/` !== prefix) return null
-  const rest = pathname.slice(prefix.length).split('/').map(decodeSegment).join('/')
+  return pathname.slice(prefix.length).split('/').map(decodeSegment).join('/')
+}
+
+/** The HTML files a path below the prefix (see `pathBelow`) can be served from, most likely first. */
+export function pageFiles(rest: string): string[] {
   if (rest === '' || rest.endsWith('/')) return [`${rest}index.html`, `${rest}index.htm`]
   if (isHtmlFile(rest)) return [rest]
   return [`${rest}.html`, `${rest}/index.html`, `${rest}.htm`, `${rest}/index.htm`]
+}
+
+function candidateFiles(pathname: string, prefix: string): string[] | null {
+  const rest = pathBelow(pathname, prefix)
+  return rest === null ? null : pageFiles(rest)
 }
 
 /** The page URL a file is served at, below the prefix. */

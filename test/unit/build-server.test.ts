@@ -10,19 +10,20 @@ import { filesForPath, serveBuild, type BuildServer } from '../../src/core/build
 
 describe('filesForPath', () => {
   it('maps request paths below the base to output files', () => {
-    expect(filesForPath('/', '/')).toEqual(['index.html'])
-    expect(filesForPath('/app/', '/app/')).toEqual(['index.html'])
-    expect(filesForPath('/app', '/app/')).toEqual(['index.html'])
-    expect(filesForPath('/app/pricing/', '/app/')).toEqual(['pricing/index.html'])
+    expect(filesForPath('/', '/')).toEqual(['index.html', 'index.htm'])
+    expect(filesForPath('/app/', '/app/')).toEqual(['index.html', 'index.htm'])
+    expect(filesForPath('/app', '/app/')).toEqual(['index.html', 'index.htm'])
+    expect(filesForPath('/app/pricing/', '/app/')).toEqual(['pricing/index.html', 'pricing/index.htm'])
+    expect(filesForPath('/app/about.html', '/app/')).toEqual(['about.html'])
     expect(filesForPath('/app/assets/a%20b.css', '/app/')).toEqual(['assets/a b.css'])
-    expect(filesForPath('/app/about', '/app/')).toEqual(['about', 'about.html', 'about/index.html'])
+    expect(filesForPath('/app/about', '/app/')).toEqual(['about', 'about.html', 'about/index.html', 'about.htm', 'about/index.htm'])
   })
 
   it('refuses paths outside the base and any that climb out of it', () => {
     expect(filesForPath('/other/index.html', '/app/')).toBeNull()
     expect(filesForPath('/app/../secret', '/app/')).toBeNull()
     expect(filesForPath('/app/%2e%2e/secret', '/app/')).toBeNull()
-    expect(filesForPath('/app/%E0%A4%A', '/app/')).toBeNull()
+    expect(filesForPath('/app/a%00b', '/app/')).toBeNull()
   })
 })
 
@@ -75,6 +76,7 @@ describe('serveBuild', () => {
     expect((await get('/index.html')).status).toBe(404)
     expect((await get('/app/missing.css')).status).toBe(404)
     expect((await get('/app/..%2f..%2fetc/passwd')).status).toBe(404)
+    expect((await get('/app/%E0%A4%A')).status).toBe(404)
     expect((await get('/app/', 'POST')).status).toBe(405)
   })
 })
