@@ -77,20 +77,26 @@ function sha256(content: string | Uint8Array): string {
   return createHash('sha256').update(content).digest('base64url')
 }
 
-/** Hashes of what an embedded render of the page reads: its HTML and each stylesheet it links (by URL when outside the build). */
-async function contentHashes(page: PageWork, find: FileFinder): Promise<string[]> {
-  const hashes = [sha256(page.html!)]
-  for (const href of stylesheetHrefs(page.html!)) {
-    let url: URL
-    try {
-      url = new URL(href, page.url)
-    } catch {
-      continue
+/**
+ * The hash of a stylesheet an embedded render reads: its content when the build has it, its
+ * URL otherwise. Pages share their stylesheets, so each is read and hashed once per build.
+ */
+function stylesheetHasher(find: FileFinder): (url: URL) => Promise<string> {
+  const hashes = new Map<string, Promise<string>>()
+  return (url) => {
+    let hash = hashes.get(url.href)
+    if (hash === undefined) {
+      hash = url.origin === EMBEDDED_ORIGIN ? find(url.pathname).then((found) => (found ? sha256(found.body) : `url:${url.href}`)) : Promise.resolve(`url:${url.href}`)
+      hashes.set(url.href, hash)
     }
-    const found = url.origin === EMBEDDED_ORIGIN ? await find(url.pathname) : null
-    hashes.push(found ? sha256(found.body) : `url:${url.href}`)
+    return hash
   }
-  return hashes
+}
+
+/** Hashes of what an embedded render of the page reads: its HTML and each stylesheet it links. */
+async function contentHashes(page: PageWork, stylesheetHash: (url: URL) => Promise<string>): Promise<string[]> {
+  const urls = stylesheetHrefs(page.html!).flatMap((href) => (URL.canParse(href, page.url) ? [new URL(href, page.url)] : []))
+  return [sha256(page.html!), ...(await Promise.all(urls.map(stylesheetHash)))]
 }
 
 /** 400, 401, a base URL that is not the API: the user must fix something, so the build stops. */
@@ -188,10 +194,10 @@ export async function runCriticalCss(input: RunInput): Promise<RunResult> {
   const serviceName = service === null ? EMBEDDED_SERVICE_NAME : describeBaseUrl(service.baseUrl)
   const cacheDir = options.cache ? cacheDirectory(options.cache.dir, input.root) : null
   const cache: ResultCache | null = options.cache ? createResultCache({ dir: cacheDir!, ttlMs: options.cache.ttlMs }) : null
-  const find = output ? createFileFinder(output, input.base) : null
+  const stylesheetHash = output ? stylesheetHasher(createFileFinder(output, input.base)) : null
   const keyOf = async (page: PageWork): Promise<string> =>
     service === null
-      ? cacheKey({ service: serviceName, url: page.file, viewports: options.viewports, contents: await contentHashes(page, find!) })
+      ? cacheKey({ service: serviceName, url: page.file, viewports: options.viewports, contents: await contentHashes(page, stylesheetHash!) })
       : cacheKey({ service: serviceName, url: page.url, viewports: options.viewports })
   let cacheWriteFailed = false
 
