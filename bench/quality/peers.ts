@@ -106,7 +106,7 @@ function installPenthouse(): void {
  * own copy of the module, so the warm one's kept pages never serve the other's calls.
  */
 function loadPenthouse(require: NodeJS.Require): Penthouse {
-  for (const path of Object.keys(require.cache)) if (path.includes(`${join('node_modules', 'penthouse')}`)) delete require.cache[path]
+  for (const path of Object.keys(require.cache)) if (path.includes(join('node_modules', 'penthouse'))) delete require.cache[path]
   return require('penthouse') as Penthouse
 }
 
