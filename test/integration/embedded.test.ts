@@ -4,11 +4,12 @@
  * What is checked is the emitted HTML, the report and the build's error.
  */
 import { spawn } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { liveTree } from '../../bench/embedded/tree.ts'
 import type { BuildReport } from '../../src/core/report.ts'
 import { withoutBrowser } from '../fixtures/browser.ts'
 import { readStyles } from '../fixtures/html.ts'
@@ -32,31 +33,10 @@ function criticalCss(output: BuildOutput, file: string): string[] {
   return readStyles(bytes.toString('utf8')).critical
 }
 
-/** Processes below `pid` whose command line names Chrome or Chromium. */
+/** Processes below `pid` whose command line names Chrome or Chromium (the process tree as bench:embedded reads it). */
 function browsersBelow(pid: number): number[] {
-  const parents = new Map<number, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      // The command name is in parentheses and may hold spaces: the parent pid is the second field after it.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const below = new Set<number>([pid])
-  for (let grew = true; grew; ) {
-    grew = false
-    for (const [child, parent] of parents) {
-      if (below.has(parent) && !below.has(child)) {
-        below.add(child)
-        grew = true
-      }
-    }
-  }
-  below.delete(pid)
-  return [...below].filter((child) => {
+  return liveTree(pid).filter((child) => {
+    if (child === pid) return false
     try {
       return /chrom/i.test(readFileSync(`/proc/${child}/cmdline`, 'utf8'))
     } catch {
