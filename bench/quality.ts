@@ -30,8 +30,8 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { DEFAULT_VIEWPORTS, type Viewport } from '../src/api/contract.ts'
-import type { Engine } from '../src/service/engine.ts'
+import { DEFAULT_VIEWPORTS, type Viewport } from '../src/contract/api-contract.ts'
+import type { Engine } from '../src/engine/engine.ts'
 import { INSTALL_HINT, chromiumFlags, createChromiumEngine, findChromium } from '../src/engine/chromium.ts'
 import { CACHE_DIR, CORPUS, fetchSite, serveStatic, type Site } from './quality/corpus.ts'
 import { criticalOnly, rebaseUrls, stylesheetsOf } from './quality/html.ts'

@@ -1,4 +1,4 @@
-export { createClient, isJobData } from './api/client.ts'
+export { createClient, isJobData } from './client/client.ts'
 export type {
   ClientEvent,
   CreateClientOptions,
@@ -8,8 +8,8 @@ export type {
   RateLimitOption,
   RequestOptions,
   WaitOptions,
-} from './api/client.ts'
-export type { CheckInterval } from './api/watcher.ts'
+} from './client/client.ts'
+export type { CheckInterval } from './client/watcher.ts'
 export {
   BadRequestError,
   CriticalCssError,
@@ -23,6 +23,6 @@ export {
   TimeoutError,
   UnauthorizedError,
   UnexpectedStatusError,
-} from './api/errors.ts'
-export { DEFAULT_VIEWPORTS, PLAN_MONTHLY_GENERATIONS, PLAN_REQUESTS_PER_MINUTE } from './api/contract.ts'
-export type { Job, JobData, JobError, JobStatus, Plan, Usage, Viewport } from './api/contract.ts'
+} from './client/errors.ts'
+export { DEFAULT_VIEWPORTS, PLAN_MONTHLY_GENERATIONS, PLAN_REQUESTS_PER_MINUTE } from './contract/api-contract.ts'
+export type { Job, JobData, JobError, JobStatus, Plan, Usage, Viewport } from './contract/api-contract.ts'

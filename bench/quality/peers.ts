@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import BeastiesExport from 'beasties'
-import type { Viewport } from '../../src/api/contract.ts'
+import type { Viewport } from '../../src/contract/api-contract.ts'
 import { CACHE_DIR } from './corpus.ts'
 import { styleContents } from './html.ts'
 

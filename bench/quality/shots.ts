@@ -7,7 +7,7 @@
 import pixelmatch from 'pixelmatch'
 import { PNG } from 'pngjs'
 import { chromium, type Browser } from 'playwright-core'
-import type { Viewport } from '../../src/api/contract.ts'
+import type { Viewport } from '../../src/contract/api-contract.ts'
 import { withStyle } from './html.ts'
 
 const NO_MOTION = '*,*::before,*::after{transition:none!important;animation:none!important}'

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
-import type { Viewport } from '../api/contract.ts'
+import type { Viewport } from '../contract/api-contract.ts'
 import { writeFileAtomic } from './files.ts'
 import { DEFAULT_CACHE_DIR } from './options.ts'
 

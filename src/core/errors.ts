@@ -1,4 +1,4 @@
-import { CriticalCssError } from '../api/errors.ts'
+import { CriticalCssError } from '../client/errors.ts'
 
 /** The plugin's name in every bundler: hook names, loggers, messages. */
 export const PLUGIN_NAME = 'unplugin-critical-css'

@@ -4,9 +4,9 @@
  * nothing downstream re-checks one.
  */
 import { z } from 'zod'
-import { TOKEN_PATTERN, VIEWPORT_LIMITS, DEFAULT_VIEWPORTS, type Viewport } from '../api/contract.ts'
-import type { RateLimitOption } from '../api/client.ts'
-import { describeBaseUrl } from '../api/errors.ts'
+import { TOKEN_PATTERN, VIEWPORT_LIMITS, DEFAULT_VIEWPORTS, type Viewport } from '../contract/api-contract.ts'
+import type { RateLimitOption } from '../client/client.ts'
+import { describeBaseUrl } from '../client/errors.ts'
 import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/inline.ts'
 import { ConfigurationError } from './errors.ts'
 

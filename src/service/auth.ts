@@ -3,7 +3,7 @@
  * token is hashed and compared in constant time, and a new token is shown once.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { TOKEN_PATTERN } from '../api/contract.ts'
+import { TOKEN_PATTERN } from '../contract/api-contract.ts'
 
 const BEARER = /^Bearer ([\x21-\x7e]+)$/
 

@@ -10,9 +10,9 @@
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { PLANS, type Plan } from '../api/contract.ts'
+import { PLANS, type Plan } from '../contract/api-contract.ts'
 import { createToken } from './auth.ts'
-import type { Engine } from './engine.ts'
+import type { Engine } from '../engine/engine.ts'
 import { startService, tokenRecord } from './server.ts'
 
 const DEFAULT_DATA_DIR = './critical-css-data'

@@ -3,8 +3,8 @@
  * token's 500 jobs do not starve another's one; `workers` at a time, each with a deadline.
  * On close, jobs in flight get a grace period to finish, then go back to the queue.
  */
-import { JOB_FAILURE_CODES } from '../api/contract.ts'
-import { EngineError, type Engine } from './engine.ts'
+import { JOB_FAILURE_CODES } from '../contract/api-contract.ts'
+import { EngineError, type Engine } from '../engine/engine.ts'
 import type { Store, StoredJob } from './store/types.ts'
 
 export interface QueueOptions {

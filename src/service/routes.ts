@@ -21,7 +21,7 @@ import {
   parseGenerateRequest,
   usageToWire,
   type JobStatus,
-} from '../api/contract.ts'
+} from '../contract/api-contract.ts'
 import { bearerToken, hashToken, sameHash } from './auth.ts'
 import { quotaPeriod, quotaResetsAt, type SlidingWindows } from './limits.ts'
 import { refusedUrl } from './network.ts'

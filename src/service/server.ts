@@ -6,9 +6,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../api/contract.ts'
+import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../contract/api-contract.ts'
 import { hashToken } from './auth.ts'
-import { EngineError, type Engine } from './engine.ts'
+import { EngineError, type Engine } from '../engine/engine.ts'
 import { SlidingWindows } from './limits.ts'
 import { refusedResolution, refusedUrl, systemResolver, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'

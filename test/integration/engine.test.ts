@@ -6,9 +6,9 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { generate as generateCss, parse, walk } from 'css-tree'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createClient } from '../../src/api/client.ts'
+import { createClient } from '../../src/client/client.ts'
 import { createChromiumEngine, type ChromiumEngine, type ChromiumEngineOptions } from '../../src/engine/chromium.ts'
-import { EngineError } from '../../src/service/engine.ts'
+import { EngineError } from '../../src/engine/engine.ts'
 import { startService } from '../../src/service/server.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
 

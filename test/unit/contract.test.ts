@@ -11,7 +11,7 @@ import {
   parseJobsList,
   parseUsage,
   usageToWire,
-} from '../../src/api/contract.ts'
+} from '../../src/contract/api-contract.ts'
 
 const job = {
   id: 'j_7fK2c9QpZx',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { BadRequestError, NetworkError, RateLimitedError, ServerError, TimeoutError, UnauthorizedError } from '../../src/api/errors.ts'
-import { backoffDelay, isRetryable, parseRetryAfter, withRetries } from '../../src/api/retry.ts'
+import { BadRequestError, NetworkError, RateLimitedError, ServerError, TimeoutError, UnauthorizedError } from '../../src/client/errors.ts'
+import { backoffDelay, isRetryable, parseRetryAfter, withRetries } from '../../src/client/retry.ts'
 import { EPOCH, virtualClock } from '../fixtures/clock.ts'
 
 const rateLimited = (retryAfterMs: number | null): RateLimitedError => new RateLimitedError('429', { status: 429, code: 'rate_limited' }, retryAfterMs)

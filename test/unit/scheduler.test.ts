@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { TimeoutError } from '../../src/api/errors.ts'
-import { PRIORITY, Pacer, readRateLimitHeaders, type Priority, type RateLimitHeaders } from '../../src/api/scheduler.ts'
+import { TimeoutError } from '../../src/client/errors.ts'
+import { PRIORITY, Pacer, readRateLimitHeaders, type Priority, type RateLimitHeaders } from '../../src/client/scheduler.ts'
 import { EPOCH, virtualClock } from '../fixtures/clock.ts'
 
 const WINDOW = 60_000

@@ -1,5 +1,5 @@
 /** The in-memory store: the default, and what the embedded mode runs on. */
-import type { JobStatus } from '../../api/contract.ts'
+import type { JobStatus } from '../../contract/api-contract.ts'
 import type { JobStats, Store, StoredJob, TokenRecord } from './types.ts'
 
 export function createMemoryStore(): Store {

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
-import type { JobStatus, Plan, Viewport } from '../../api/contract.ts'
+import type { JobStatus, Plan, Viewport } from '../../contract/api-contract.ts'
 import type { JobStats, Store, StoredJob, TokenRecord } from './types.ts'
 
 const SCHEMA = `

@@ -3,7 +3,7 @@
  * generation counts and idempotency keys. Two implementations: in memory (default) and
  * SQLite (`dataDir`). Every method is synchronous: both stores answer from the process.
  */
-import type { JobData, JobStatus, Plan, Usage } from '../../api/contract.ts'
+import type { JobData, JobStatus, Plan, Usage } from '../../contract/api-contract.ts'
 
 export interface TokenRecord {
   /** Public id (`tok_…`), shown by `token list`; never the token. */

@@ -5,7 +5,7 @@
  * fetched with `jobData`. With a single job pending its check is a `jobData`, which brings
  * the CSS along when the job is done.
  */
-import type { Job, JobData } from './contract.ts'
+import type { Job, JobData } from '../contract/api-contract.ts'
 import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText, type InvalidResponseError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import { WakeableLoop } from './loop.ts'

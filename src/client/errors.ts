@@ -4,7 +4,7 @@
  * next and never contain the API token: everything the service says is passed through
  * {@link redact} before it becomes part of a message.
  */
-import type { ErrorBody, Usage } from './contract.ts'
+import type { ErrorBody, Usage } from '../contract/api-contract.ts'
 
 export interface CriticalCssErrorDetails {
   status: number | null

@@ -29,7 +29,7 @@ import {
   type Plan,
   type Usage,
   type Viewport,
-} from './contract.ts'
+} from '../contract/api-contract.ts'
 import { CriticalCssError, InvalidResponseError, NetworkError, NotFoundError, TimeoutError, describeBaseUrl, errorFromResponse, quoteServiceText } from './errors.ts'
 import { parseRetryAfter, realSleep, withRetries, type Now, type Sleep } from './retry.ts'
 import { PRIORITY, Pacer, readRateLimitHeaders, type PaceLimit, type Priority, type Ticket } from './scheduler.ts'

@@ -1,5 +1,5 @@
 /** The part of the service that makes the CSS: the Chromium engine, or a stub in tests. */
-import type { Viewport } from '../api/contract.ts'
+import type { Viewport } from '../contract/api-contract.ts'
 
 export interface EngineInput {
   url: string
