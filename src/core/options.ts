@@ -141,7 +141,7 @@ const httpUrl = z.string().refine(
 
 const positiveMs = z.number().int().positive().max(2 ** 31 - 1)
 
-const optionsSchema = z.strictObject({
+export const optionsSchema = z.strictObject({
   pages: z
     .array(
       z.union([z.string().min(1), z.strictObject({ url: z.string().min(1), html: z.string().min(1).optional() })], {
