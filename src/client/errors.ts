@@ -2,9 +2,11 @@
  * One error class per kind of failure, each with `.status` (the HTTP status, or null when
  * no answer came) and `.code` (the error body's code, or ours). Messages say what to do
  * next and never contain the API token: everything the service says is passed through
- * {@link redact} before it becomes part of a message.
+ * {@link redact} before it becomes part of a message. They speak of createClient's own
+ * fields (`baseUrl`, `token`) and of the request, never of how a wrapper sets them, and
+ * end with a full sentence, so a wrapper can append its own hint.
  */
-import type { ErrorBody, Usage } from '../contract/api-contract.ts'
+import { JOBS_LIMIT, JOB_STATUSES, type ContractViolation, type ErrorBody, type Usage } from '../contract/api-contract.ts'
 
 export interface CriticalCssErrorDetails {
   status: number | null
@@ -136,6 +138,10 @@ export interface ResponseContext {
   token: string
   /** The page the request was about, when there is one. */
   pageUrl?: string | undefined
+  /** True when the request sent viewports of its own along with the page URL. */
+  viewportsSent?: boolean | undefined
+  /** The query string the request sent (`?limit=5`), when it had one. */
+  query?: string | undefined
   /** The job the request was about, when there is one. */
   jobId?: string | undefined
   retryAfterMs: number | null
@@ -160,7 +166,18 @@ function explainPaymentRequired(code: string, usage: Usage | null, serverMessage
     const what = limit != null ? `Your plan's monthly limit of ${limit} generations` : "Your plan's monthly generation limit"
     return `${what} is used up${resets ? `; it resets on ${resets} (UTC)` : ''}. Upgrade the plan or wait for the reset (402 plan_limit_reached).`
   }
-  return `The critical CSS service refused to generate (402 ${code}): ${serverMessage}`
+  return `The critical CSS service refused to generate (402 ${code}): ${serverMessage}.`
+}
+
+/** What a 400 is likely about: only what the request carried from its caller. */
+function badRequestHint(context: ResponseContext): string {
+  if (context.pageUrl !== undefined) {
+    return context.viewportsSent ? ' Check the page URL and the `viewports` given to generate().' : ' Check the page URL given to generate().'
+  }
+  if (context.query !== undefined) {
+    return ` Check the query sent (${context.query}): limit must be a whole number from ${JOBS_LIMIT.min} to ${JOBS_LIMIT.max}, status one of ${JOB_STATUSES.join(', ')}.`
+  }
+  return ''
 }
 
 /** The error for an answer with a non-success status. */
@@ -174,12 +191,12 @@ export function errorFromResponse(status: number, body: ErrorBody | null, contex
   switch (status) {
     case 400:
       return new BadRequestError(
-        `The critical CSS service rejected ${context.request}${about} (400 ${code}): ${serverMessage}. Check the page URL (the \`pages\` and \`siteUrl\` options, or CRITICAL_CSS_SITE_URL).`,
+        `The critical CSS service rejected ${context.request}${about} (400 ${code}): ${serverMessage}.${badRequestHint(context)}`,
         details,
       )
     case 401:
       return new UnauthorizedError(
-        `The critical CSS service at ${where} rejected the API token (401 ${code}). Set CRITICAL_CSS_API_TOKEN (or the \`token\` option) to a valid token for this service.`,
+        `The critical CSS service at ${where} rejected the API token (401 ${code}). Check that \`token\` is a valid API token for this service.`,
         details,
       )
     case 402:
@@ -192,13 +209,13 @@ export function errorFromResponse(status: number, body: ErrorBody | null, contex
         )
       }
       return new NotFoundError(
-        `${context.request} at ${where} answered 404 ${code}: ${serverMessage}. Check that CRITICAL_CSS_BASE_URL (the \`baseUrl\` option) points at a Critical CSS Generation API.`,
+        `${context.request} at ${where} answered 404 ${code}: ${serverMessage}. Check that \`baseUrl\` points at a Critical CSS Generation API.`,
         details,
       )
     case 429: {
       const wait = context.retryAfterMs == null ? 'it gave no Retry-After' : `it asks to retry after ${formatSeconds(context.retryAfterMs)}`
       return new RateLimitedError(
-        `The critical CSS service rate-limited ${context.request}${about} (429 ${code}); ${wait}. If this keeps happening, another build may be sharing the token, or set the \`rateLimit\` option to the service's real limit.`,
+        `The critical CSS service rate-limited ${context.request}${about} (429 ${code}); ${wait}. If this keeps happening, another client may be sharing the token, or set the \`rateLimit\` option to the service's real limit.`,
         details,
         context.retryAfterMs,
       )
@@ -216,6 +233,14 @@ export function errorFromResponse(status: number, body: ErrorBody | null, contex
         details,
       )
   }
+}
+
+/** An answer whose body breaks the contract; the violation is quoted as service text, since it holds the service's values. */
+export function contractError(describe: string, status: number, violation: ContractViolation, token: string): InvalidResponseError {
+  return new InvalidResponseError(
+    `The critical CSS service answered ${describe} with a body that does not follow the API contract: ${quoteServiceText(violation.message, token)}.`,
+    { status, code: 'invalid_response' },
+  )
 }
 
 export function formatSeconds(ms: number): string {

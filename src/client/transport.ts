@@ -113,7 +113,7 @@ export async function exchange(dispatcher: Dispatcher, origin: string, message: 
       throw new TimeoutError(`Gave up on ${message.describe}: the deadline passed before the service answered`, { status: null, code: 'timeout' })
     }
     const code = errorCode(error)
-    const hint = NEVER_SENT.has(code) ? ' Check CRITICAL_CSS_BASE_URL (the `baseUrl` option) and that the service is running.' : ''
+    const hint = NEVER_SENT.has(code) ? " Check that `baseUrl` is the service's address and that the service is running." : ''
     throw new NetworkError(`Could not complete ${message.describe} at ${origin} (${code}).${hint}`, { status: null, code })
   } finally {
     deadlineTimer.abort()

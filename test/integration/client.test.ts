@@ -1,3 +1,4 @@
+import { readFile, readdir } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
@@ -123,12 +124,13 @@ describe('answers and errors', () => {
     expect((await client.jobs()).length).toBe(1)
   })
 
-  it('401: says which env var to set, and does not retry', async () => {
+  it('401: names the client’s `token` field, not how a plugin sets it, and does not retry', async () => {
     const { fake, client } = await setup({ client: { token: 'tok_wrong_0000000000000' } })
     const error = await failure(client.usage())
     expect(error).toBeInstanceOf(UnauthorizedError)
     expect(error).toMatchObject({ status: 401, code: 'unauthorized' })
-    expect(error.message).toContain('CRITICAL_CSS_API_TOKEN')
+    expect(error.message).toMatch(/rejected the API token \(401 unauthorized\)\. Check that `token` is a valid API token for this service\.$/)
+    expect(error.message).not.toContain('CRITICAL_CSS_')
     expect(error.message).not.toContain('tok_wrong_0000000000000')
     expect(fake.requests.length).toBe(1)
   })
@@ -140,7 +142,49 @@ describe('answers and errors', () => {
     expect(error).toBeInstanceOf(BadRequestError)
     expect(error).toMatchObject({ status: 400, code: 'invalid_request' })
     expect(error.message).toContain(PAGE)
+    expect(error.message).toMatch(/url is not reachable\. Check the page URL given to generate\(\)\.$/)
+    expect(error.message).not.toMatch(/CRITICAL_CSS_|siteUrl|`pages`/)
     expect(fake.count({ path: '/api/critical-css/generate' })).toBe(1)
+  })
+
+  it('400 on a generate with viewports: the hint names the viewports too', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/generate', status: 400, body: { error: { code: 'invalid_request', message: 'viewports not supported' } } })
+    const error = await failure(client.generate(PAGE, { viewports: [{ width: 800, height: 600 }] }))
+    expect(error).toMatchObject({ status: 400, code: 'invalid_request' })
+    expect(error.message).toMatch(/Check the page URL and the `viewports` given to generate\(\)\.$/)
+  })
+
+  it('400 on usage() or jobData(): no hint about a page URL the request never sent', async () => {
+    const { fake, client } = await setup()
+    fake.fault(
+      { path: '/api/critical-css/usage', status: 400, body: { error: { code: 'invalid_request', message: 'bad request' } } },
+      { path: /^\/api\/critical-css\/job\//, status: 400, body: { error: { code: 'invalid_request', message: 'bad request' } } },
+    )
+    for (const error of [await failure(client.usage()), await failure(client.jobData('j_000001'))]) {
+      expect(error).toBeInstanceOf(BadRequestError)
+      expect(error).toMatchObject({ status: 400, code: 'invalid_request' })
+      expect(error.message).toMatch(/\(400 invalid_request\): bad request\.$/)
+      expect(error.message).not.toMatch(/page URL|viewports|query/i)
+    }
+  })
+
+  it('400 on jobs(): the hint is about the query it sent', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/jobs', status: 400, body: { error: { code: 'invalid_request', message: 'bad status' } } })
+    const error = await failure(client.jobs({ limit: 5, status: 'done' }))
+    expect(error).toBeInstanceOf(BadRequestError)
+    expect(error.message).toContain('Check the query sent (?limit=5&status=done): limit must be a whole number from 1 to 100')
+    expect(error.message).not.toContain('page URL')
+  })
+
+  it('404 from a service that is not this API names `baseUrl`', async () => {
+    const { fake, client } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status: 404, body: { error: { code: 'not_found', message: 'no such path' } } })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(NotFoundError)
+    expect(error.message).toMatch(/Check that `baseUrl` points at a Critical CSS Generation API\.$/)
+    expect(error.message).not.toContain('CRITICAL_CSS_')
   })
 
   it('402 plan_limit_reached: explains the monthly limit and its reset', async () => {
@@ -323,7 +367,7 @@ describe('answers and errors', () => {
     expect((await client.usage()).quota.generationsUsed).toBe(1)
   })
 
-  it('connection refused: NetworkError after the retries, naming CRITICAL_CSS_BASE_URL', async () => {
+  it('connection refused: NetworkError after the retries, naming `baseUrl`', async () => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const { port } = closed.address() as AddressInfo
@@ -337,7 +381,8 @@ describe('answers and errors', () => {
     const error = await failure(client.usage())
     expect(error).toBeInstanceOf(NetworkError)
     expect(error).toMatchObject({ status: null, code: 'ECONNREFUSED' })
-    expect(error.message).toContain('CRITICAL_CSS_BASE_URL')
+    expect(error.message).toMatch(/\(ECONNREFUSED\)\. Check that `baseUrl` is the service's address and that the service is running\.$/)
+    expect(error.message).not.toContain('CRITICAL_CSS_')
   })
 
   it('a job that fails: JobFailedError with the job’s code', async () => {
@@ -408,11 +453,27 @@ describe('answers and errors', () => {
     await expect(client.jobData('../usage')).rejects.toThrow(/job id/)
     await expect(client.jobs({ limit: 500 })).rejects.toThrow(/limit/)
     expect(fake.requests).toHaveLength(0)
-    expect(() => createClient({ baseUrl: fake.url, token: '' })).toThrow(/CRITICAL_CSS_API_TOKEN/)
-    expect(() => createClient({ baseUrl: '', token: TOKEN })).toThrow(/CRITICAL_CSS_BASE_URL/)
-    expect(() => createClient({ baseUrl: 'ftp://x', token: TOKEN })).toThrow(/CRITICAL_CSS_BASE_URL/)
+    expect(() => createClient({ baseUrl: fake.url, token: '' })).toThrow(/^No API token: `token` is missing or empty\.$/)
+    expect(() => createClient({ baseUrl: '', token: TOKEN })).toThrow(/^No critical CSS service address: `baseUrl` is missing or empty\.$/)
+    expect(() => createClient({ baseUrl: 'not a url', token: TOKEN })).toThrow(/`baseUrl`\) is not an absolute URL\.$/)
+    expect(() => createClient({ baseUrl: 'ftp://x', token: TOKEN })).toThrow(/`baseUrl`\) must be an http/)
+    for (const options of [{ baseUrl: fake.url, token: '' }, { baseUrl: '', token: TOKEN }, { baseUrl: 'ftp://x', token: TOKEN }]) {
+      expect(() => createClient(options)).not.toThrow(/CRITICAL_CSS_/)
+    }
     expect(() => createClient({ baseUrl: fake.url, token: 'short secret' })).toThrow(/16–256/)
     expect(() => createClient({ baseUrl: fake.url, token: 'short secret' })).not.toThrow(/short secret/)
+  })
+})
+
+describe('speaks its own words', () => {
+  it('no source of the client names the plugin’s env vars or options', async () => {
+    const dir = new URL('../../src/client/', import.meta.url)
+    const files = (await readdir(dir)).filter((file) => file.endsWith('.ts'))
+    expect(files.length).toBeGreaterThan(5)
+    for (const file of files) {
+      const text = await readFile(new URL(file, dir), 'utf8')
+      expect(text, file).not.toMatch(/CRITICAL_CSS_|siteUrl|`pages`/)
+    }
   })
 })
 

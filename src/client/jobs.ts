@@ -1,0 +1,100 @@
+/**
+ * Everything about jobs once generate has started them: reading a job's data, listing
+ * jobs, and waiting for the CSS through the one watcher, which shares its checks between
+ * every wait on the same job.
+ */
+import { API_PATHS, parseJobData, parseJobsList, parseJobsListEntries, type Job, type JobData } from '../contract/api-contract.ts'
+import { contractError } from './errors.ts'
+import type { Clock, Send } from './request.ts'
+import { PRIORITY, type Pacer, type Priority, type Ticket } from './scheduler.ts'
+import type { CallScope } from './scope.ts'
+import { isJobData, type GenerateResult } from './types.ts'
+import { JobWatcher, jobFailedError, type Answered, type CheckInterval } from './watcher.ts'
+
+export interface JobsDeps {
+  send: Send
+  pacer: Pacer
+  clock: Clock
+  token: string
+  checkInterval: CheckInterval
+}
+
+/** Jobs nobody waits for must not pile up in the accepted times for the life of the client. */
+const MAX_REMEMBERED_JOBS = 10_000
+
+export class Jobs {
+  /** When each job was accepted, so its first check comes a second after that, not after waitForCss. */
+  private readonly acceptedAt = new Map<string, number>()
+  private readonly watcher: JobWatcher
+
+  constructor(private readonly deps: JobsDeps) {
+    const { send, pacer, clock, token, checkInterval } = deps
+    this.watcher = new JobWatcher({
+      ...clock,
+      token,
+      checkInterval,
+      acquireCheck: (signal) => pacer.acquire(PRIORITY.background, { signal, describe: 'a status check' }),
+      fetchData: (id, extra) => this.data(id, { ...extra, priority: extra.urgent ? PRIORITY.urgent : PRIORITY.background }),
+      listJobs: ({ limit, ...scope }) =>
+        send({
+          method: 'GET',
+          path: `${API_PATHS.jobs}?limit=${limit}`,
+          expected: [200],
+          parse: (answer) => {
+            const { jobs, invalid } = parseJobsListEntries(answer.json)
+            return { jobs, invalid: invalid.map(({ id, violation }) => ({ id, error: contractError(`GET ${API_PATHS.jobs}`, answer.status, violation, token) })) }
+          },
+          priority: PRIORITY.background,
+          ...scope,
+        }),
+    })
+  }
+
+  accepted(id: string): void {
+    this.acceptedAt.set(id, this.deps.clock.now())
+    if (this.acceptedAt.size > MAX_REMEMBERED_JOBS) this.acceptedAt.delete(this.acceptedAt.keys().next().value as string)
+  }
+
+  data(id: string, extra: Partial<CallScope> & { ticket?: Ticket | undefined; priority: Priority }): Promise<Answered<JobData>> {
+    return this.deps.send({
+      method: 'GET',
+      path: API_PATHS.jobData(encodeURIComponent(id)),
+      jobId: id,
+      expected: [200],
+      parse: (answer) => parseJobData(answer.json),
+      ...extra,
+    })
+  }
+
+  /** `search` is a checked query string (`?limit=5`) or empty. */
+  async list(search: string, scope: CallScope): Promise<Job[]> {
+    const { value } = await this.deps.send({
+      method: 'GET',
+      path: API_PATHS.jobs + search,
+      expected: [200],
+      parse: (answer) => parseJobsList(answer.json),
+      priority: PRIORITY.normal,
+      ...scope,
+    })
+    return value
+  }
+
+  /** The finished data of a job, or of a bare id (checked at once: nothing says when it was accepted). */
+  async waitFor(jobOrId: GenerateResult | string, scope: CallScope): Promise<JobData> {
+    const { now } = this.deps.clock
+    if (typeof jobOrId === 'string') {
+      return this.watcher.watch({ id: jobOrId, url: '', status: 'unknown' }, { firstCheckAt: now(), ...scope })
+    }
+    if (jobOrId.status === 'failed') throw jobFailedError(jobOrId, this.deps.token)
+    if (isJobData(jobOrId) && jobOrId.status === 'done' && typeof jobOrId.css === 'string') return jobOrId
+    const accepted = this.acceptedAt.get(jobOrId.id) ?? now()
+    this.acceptedAt.delete(jobOrId.id)
+    const firstCheckAt = jobOrId.status === 'done' ? now() : accepted + this.deps.checkInterval.firstMs
+    return this.watcher.watch(jobOrId, { firstCheckAt, ...scope })
+  }
+
+  /** Ends every wait with `reason` (the client is closing). */
+  stopAll(reason: Error): void {
+    this.watcher.stopAll(reason)
+  }
+}

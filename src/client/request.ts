@@ -1,0 +1,188 @@
+/**
+ * The one path every request takes: a slot from the pacer, one exchange, the slot given
+ * back with what the answer taught it, and the answer turned into a value or an error;
+ * all of it inside the one retry loop, so that each retry queues for its slot like any
+ * other request.
+ */
+import type { Dispatcher } from 'undici'
+import { ContractViolation, parseErrorBody, type Usage } from '../contract/api-contract.ts'
+import { InvalidResponseError, NetworkError, TimeoutError, contractError, errorFromResponse, type CriticalCssError } from './errors.ts'
+import { parseRetryAfter, withRetries, type Now, type Sleep } from './retry.ts'
+import { readRateLimitHeaders, type Pacer, type Priority, type Ticket } from './scheduler.ts'
+import { joinSignal } from './scope.ts'
+import { exchange, reachedService, type Answer } from './transport.ts'
+import type { ClientEvent } from './types.ts'
+import type { Answered } from './watcher.ts'
+
+export interface Clock {
+  now: Now
+  sleep: Sleep
+  /** Source of jitter in [0, 1). */
+  random: () => number
+}
+
+export interface Call<T> {
+  method: 'GET' | 'POST'
+  /** Path and query: `/api/critical-css/jobs?limit=5`. */
+  path: string
+  body?: unknown
+  headers?: Record<string, string>
+  expected: readonly number[]
+  parse: (answer: Answer) => T
+  priority: Priority
+  /** The page a generate is for, so its errors can name it. */
+  pageUrl?: string | undefined
+  /** True when a generate sends viewports of its own: a 400 may be about them. */
+  viewportsSent?: boolean | undefined
+  jobId?: string | undefined
+  /** A slot already granted, for the first attempt (a status check that queued for it). */
+  ticket?: Ticket | undefined
+  signal?: AbortSignal | undefined
+  deadline?: number | undefined
+  /** False for usage: its body sets the pace. */
+  teachesPace?: boolean
+}
+
+/** What the client knows of its usage, so a 402 can say when the quota resets. */
+export interface PaymentExplainer {
+  readonly last: Usage | null
+  /** Called before a 402 becomes an error; may read usage first. */
+  beforePaymentRequired(scope: { signal: AbortSignal | undefined; deadline: number | undefined }): Promise<void>
+}
+
+export interface RequestDeps {
+  /** The checked base URL; may hold credentials, so messages use `shownBaseUrl`. */
+  baseUrl: string
+  shownBaseUrl: string
+  token: string
+  dispatcher: Dispatcher
+  pacer: Pacer
+  clock: Clock
+  maxRetries: number
+  requestTimeoutMs: number
+  /** Aborted by close(): every request of the client ends with it. */
+  closed: AbortSignal
+  onEvent: ((event: ClientEvent) => void) | undefined
+  usage: PaymentExplainer
+}
+
+export type Send = <T>(spec: Call<T>) => Promise<Answered<T>>
+
+export function createSend(deps: RequestDeps): Send {
+  return (spec) => sendWithRetries(deps, spec)
+}
+
+interface Attempt {
+  slot: Ticket
+  signal: AbortSignal
+  describe: string
+}
+
+async function sendWithRetries<T>(deps: RequestDeps, spec: Call<T>): Promise<Answered<T>> {
+  const describe = `${spec.method} ${spec.path.split('?')[0]}`
+  const signal = joinSignal(deps.closed, spec.signal)
+  let ticket = spec.ticket
+  return withRetries(
+    async () => {
+      const slot = ticket ?? (await deps.pacer.acquire(spec.priority, { signal, deadline: spec.deadline, describe }))
+      ticket = undefined
+      return attempt(deps, spec, { slot, signal, describe })
+    },
+    {
+      ...deps.clock,
+      maxRetries: deps.maxRetries,
+      deadline: spec.deadline,
+      signal,
+      describe,
+      onRetry: (info) => deps.onEvent?.({ type: 'retry', request: describe, ...info }),
+    },
+  )
+}
+
+async function attempt<T>(deps: RequestDeps, spec: Call<T>, at: Attempt): Promise<Answered<T>> {
+  const { now } = deps.clock
+  if (spec.deadline !== undefined && now() >= spec.deadline) {
+    // A slot handed over by a check whose deadline has passed in the meantime.
+    at.slot.release({ counted: false })
+    throw new TimeoutError(`Gave up on ${at.describe}: the deadline passed before it could be sent`, { status: null, code: 'timeout' })
+  }
+  const answer = await exchangeOnce(deps, spec, at)
+  const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now())
+  at.slot.release({
+    counted: answer.status !== 401 && answer.status !== 429,
+    success: answer.status >= 200 && answer.status < 300,
+    teaches: spec.teachesPace !== false,
+    rateLimit: readRateLimitHeaders(answer.headers),
+    refused: answer.status === 429 ? { retryAfterMs } : undefined,
+  })
+  if ((answer.status === 429 || answer.status === 503) && retryAfterMs !== null) deps.pacer.blockUntil(now() + retryAfterMs)
+  if (!spec.expected.includes(answer.status)) throw await answerError(deps, spec, answer, at.describe, retryAfterMs)
+  return { value: readValue(spec, answer, at.describe, deps.token), retryAfterMs }
+}
+
+/** Sends once; on a failure without an answer, gives the slot back as the service may have seen it. */
+async function exchangeOnce(deps: RequestDeps, spec: Call<unknown>, at: Attempt): Promise<Answer> {
+  try {
+    return await exchange(
+      deps.dispatcher,
+      deps.shownBaseUrl,
+      {
+        method: spec.method,
+        url: deps.baseUrl + spec.path,
+        headers: {
+          authorization: `Bearer ${deps.token}`,
+          accept: 'application/json',
+          'user-agent': 'unplugin-critical-css',
+          ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...spec.headers,
+        },
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        signal: at.signal,
+        deadline: spec.deadline,
+        describe: at.describe,
+        timeoutMs: deps.requestTimeoutMs,
+      },
+      deps.clock,
+    )
+  } catch (error) {
+    at.slot.release({ counted: reachedService(error), abandoned: abandonedInFlight(error) })
+    throw error
+  }
+}
+
+/** Given up in flight: the service may still count the request after we stopped waiting. */
+function abandonedInFlight(error: unknown): boolean {
+  if (!(error instanceof NetworkError)) return true
+  return error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT'
+}
+
+async function answerError(deps: RequestDeps, spec: Call<unknown>, answer: Answer, describe: string, retryAfterMs: number | null): Promise<CriticalCssError> {
+  if (answer.status === 402) await deps.usage.beforePaymentRequired({ signal: spec.signal, deadline: spec.deadline })
+  const queryStart = spec.path.indexOf('?')
+  return errorFromResponse(answer.status, answer.notJson ? null : parseErrorBody(answer.json), {
+    request: describe,
+    baseUrl: deps.baseUrl,
+    token: deps.token,
+    pageUrl: spec.pageUrl,
+    viewportsSent: spec.viewportsSent,
+    query: queryStart === -1 ? undefined : spec.path.slice(queryStart),
+    jobId: spec.jobId,
+    retryAfterMs,
+    usage: deps.usage.last,
+  })
+}
+
+function readValue<T>(spec: Call<T>, answer: Answer, describe: string, token: string): T {
+  if (answer.notJson || answer.json === undefined) {
+    throw new InvalidResponseError(`The critical CSS service answered ${describe} with a body that is not JSON (status ${answer.status}).`, {
+      status: answer.status,
+      code: 'invalid_response',
+    })
+  }
+  try {
+    return spec.parse(answer)
+  } catch (error) {
+    if (!(error instanceof ContractViolation)) throw error
+    throw contractError(describe, answer.status, error, token)
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * What createClient takes and what it gives back: the client's public surface, apart from
+ * the error classes. Kept apart from the code so that the contract of the library reads in
+ * one place.
+ */
+import type { Dispatcher } from 'undici'
+import type { Job, JobData, JobStatus, Usage, Viewport } from '../contract/api-contract.ts'
+import type { CriticalCssError } from './errors.ts'
+import type { Now, Sleep } from './retry.ts'
+import type { CheckInterval } from './watcher.ts'
+
+/** Override of the plan's pace, for self-hosted services with limits of their own. */
+export interface RateLimitOption {
+  /** Requests the service accepts per window; `null` for no limit. */
+  requestsPerMinute: number | null
+  /** Length of the service's sliding window in ms. Default 60 000 (the contract's minute). */
+  windowMs?: number
+}
+
+export interface ClientEvent {
+  type: 'retry'
+  /** What was attempted: `POST /api/critical-css/generate`. */
+  request: string
+  attempt: number
+  waitMs: number
+  error: CriticalCssError
+}
+
+export interface CreateClientOptions {
+  /** Base URL of the service, e.g. `https://critical.example.com` (paths start with `/api/critical-css/`). */
+  baseUrl: string
+  /** API token (printable ASCII, 16–256 characters). Never logged or put in a message. */
+  token: string
+  /** Pace to keep instead of the one the plan implies (`usage()` and `RateLimit-*` headers). */
+  rateLimit?: RateLimitOption
+  /** undici dispatcher to send through (a proxy agent, a mock); default: a keep-alive Agent of this client. */
+  dispatcher?: Dispatcher
+  /** Waits `ms`; rejects when `signal` aborts. Injectable so tests never wait for real. */
+  sleep?: Sleep
+  /** Current time in ms since the epoch; deadlines are on this clock. */
+  now?: Now
+  /** Source of jitter in [0, 1). */
+  random?: () => number
+  /** How often a fault (5xx, network) is retried before giving up. Default 8. */
+  maxRetries?: number
+  /** Per-exchange limit on waiting for headers and body, in ms. Default 30 000. */
+  requestTimeoutMs?: number
+  /** Called on every retry, e.g. to log "rate limited, waiting 12 s". */
+  onEvent?: (event: ClientEvent) => void
+  /**
+   * How often pending jobs are checked (a service's Retry-After still wins). Default: 1 s,
+   * growing ×1.5 up to 10 s. A service on this machine can be asked far more often.
+   */
+  checkInterval?: CheckInterval
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal
+  /** Absolute time (ms, on the client's clock) after which the call fails with a TimeoutError. */
+  deadline?: number
+}
+
+export interface GenerateOptions extends RequestOptions {
+  viewports?: Viewport[]
+  /** Same key + token within 24 h returns the first job. Default: a fresh key per call, reused by its retries. */
+  idempotencyKey?: string
+}
+
+export interface WaitOptions extends RequestOptions {}
+
+/** The filter of `jobs()`; both fields are checked against the contract before sending. */
+export interface JobsQuery {
+  limit?: number
+  status?: JobStatus
+}
+
+/** What generate answers: a pending job (202), or the finished job data at once (200). */
+export type GenerateResult = Job | JobData
+
+export interface CriticalCssClient {
+  /** The service's base URL, without credentials. */
+  readonly baseUrl: string
+  /** Starts a job for `url`. Reads `usage()` once before the first generate, to learn the pace, unless the caller read it already. */
+  generate(url: string, options?: GenerateOptions): Promise<GenerateResult>
+  /** The job's current data (its CSS when done). */
+  jobData(id: string, options?: RequestOptions): Promise<JobData>
+  /** This token's jobs, newest first, without CSS. */
+  jobs(query?: JobsQuery, options?: RequestOptions): Promise<Job[]>
+  /** Plan, rate limit, quota and stats of this token. */
+  usage(options?: RequestOptions): Promise<Usage>
+  /** Resolves to the finished job data; rejects with JobFailedError, TimeoutError at `deadline`, or the abort reason. */
+  waitForCss(jobOrId: GenerateResult | string, options?: WaitOptions): Promise<JobData>
+  /** The usage read most recently, if any. */
+  readonly lastUsage: Usage | null
+  /** Closes the client's own connections (not a dispatcher that was passed in). */
+  close(): Promise<void>
+}
+
+/** True when generate answered with the finished data at once. */
+export function isJobData(result: GenerateResult): result is JobData {
+  return 'css' in result
+}
