@@ -1,0 +1,83 @@
+/**
+ * What a scan reports: source locations, never a tree, so that the inliner can edit the
+ * document where it stands and leave every other byte alone.
+ */
+import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
+
+export interface SourceAttribute {
+  /** Lowercased. */
+  name: string
+  /** Entities decoded. */
+  value: string
+  /** Offsets of the whole attribute (`name="value"`), end exclusive. */
+  start: number
+  end: number
+}
+
+export interface SourceTag {
+  /** Lowercased. */
+  name: string
+  start: number
+  /** Exclusive: just after `>`. */
+  end: number
+  attributes: SourceAttribute[]
+}
+
+export interface HtmlOutline {
+  /**
+   * Where the head's content ends: `</head>`, the token that implied its end, or the end
+   * of input. Null when the document has no head at all, not even an implied one.
+   */
+  headEnd: number | null
+  /** Where a missing head belongs: after `<html>`, else after the doctype, else the start (after a BOM). */
+  headPlace: number
+  /** The `<link>`s the parser puts in the head, outside `<noscript>` and `<template>`. */
+  headLinks: SourceTag[]
+  /**
+   * Those of `headLinks` after `</head>`: the parser still puts them in the head, but a
+   * `<noscript>` there would start the body.
+   */
+  linksAfterHead: Set<SourceTag>
+  /** The head's own `<style>` elements (not critical-CSS blocks): they take part in the cascade. */
+  headStyles: SourceTag[]
+  /** Earlier `<style data-critical-css>` elements in the head, with the end of their `</style>`. */
+  criticalStyles: { tag: SourceTag; end: number }[]
+  /**
+   * Where stylesheets moved out of the head go: before the body's first stylesheet or
+   * `<style>` (so the cascade keeps its order), else before `</body>`, else `</html>`,
+   * else the end of input. Null when the scan stopped where the body began, or when no
+   * such place is plain HTML body content (inside `<svg>`, `<math>`, `<select>`, or a
+   * `<frameset>` document), where a link would not load.
+   */
+  bodyEnd: number | null
+  /**
+   * Whether the body has begun before `bodyEnd`. Without that, what is put at `bodyEnd`
+   * would be parsed into the head, unless a `<body>` precedes it.
+   */
+  bodyOpened: boolean
+}
+
+export interface ScanOptions {
+  /**
+   * Asked once, where the body begins, with what is known of the head by then: true ends
+   * the scan there. Reading the body is most of the work, and only its end is ever needed.
+   */
+  stopAtBody?: (outline: HtmlOutline) => boolean
+}
+
+export const CRITICAL_STYLE_ATTRIBUTE = 'data-critical-css'
+
+export function attribute(tag: SourceTag, name: string): SourceAttribute | undefined {
+  return tag.attributes.find((a) => a.name === name)
+}
+
+/** A page's own async stylesheet (`rel=preload as=style onload=…`, the swap pattern): it joins the cascade where it stands. */
+export function isSwapPreload(tag: SourceTag): boolean {
+  const rel = asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? ''))
+  return rel.includes('preload') && asciiLowercase(asciiTrim(attribute(tag, 'as')?.value ?? '')) === 'style' && attribute(tag, 'onload') !== undefined
+}
+
+/** A link that is, or will become, a stylesheet where it stands. */
+export function loadsStyles(tag: SourceTag): boolean {
+  return asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('stylesheet') || isSwapPreload(tag)
+}
