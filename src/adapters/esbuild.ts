@@ -11,7 +11,7 @@ import type { ResolvedOptions } from '../core/options.ts'
 import { directoryOutput } from '../core/build-server.ts'
 import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { checkServiceOptions } from '../core/options.ts'
+import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import { runCriticalCss } from '../core/run.ts'
 
@@ -40,20 +40,20 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
   // The metafile names this build's outputs: other HTML lying in the outdir is not ours to edit.
   initial.metafile = true
   let builds = 0
+  let enabled = false
   build.onStart(() => {
     builds += 1
-    if (options.enabled ?? builds === 1) {
-      try {
-        checkServiceOptions(options)
-      } catch (error) {
-        return { errors: [{ text: (error as Error).message, pluginName: NAME }] }
-      }
+    try {
+      // A second build of the same context is a watch or serve rebuild.
+      enabled = enabledFor(options, { production: true, watch: builds > 1, server: false })
+    } catch (error) {
+      enabled = false
+      return { errors: [{ text: (error as Error).message, pluginName: NAME }] }
     }
     return undefined
   })
   build.onEnd(async (result) => {
-    // A second build of the same context is a watch or serve rebuild.
-    if (!(options.enabled ?? builds === 1) || result.errors.length > 0) return undefined
+    if (!enabled || result.errors.length > 0) return undefined
     const inMemory = initial.write === false
     const html = new Map<string, string | Uint8Array>()
     const inOutdir = (path: string): string | null => {

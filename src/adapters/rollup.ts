@@ -6,7 +6,7 @@
 import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
 import type { BuildOutput } from '../core/build-server.ts'
 import type { ResolvedOptions } from '../core/options.ts'
-import { checkServiceOptions } from '../core/options.ts'
+import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import type { BuildLogger } from '../core/report.ts'
 import { runCriticalCss } from '../core/run.ts'
@@ -55,8 +55,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
       config = resolved
       // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
       const production = resolved.isProduction || resolved.mode === 'production'
-      enabled = options.enabled ?? (production && !resolved.build.watch && !resolved.build.ssr)
-      if (enabled) checkServiceOptions(options)
+      enabled = enabledFor(options, { production, watch: Boolean(resolved.build.watch), server: Boolean(resolved.build.ssr) })
     },
     generateBundle: {
       // Not order 'post': Vite's own post-build plugins (import analysis, manifest) run after
@@ -93,18 +92,18 @@ export interface RollupLikeHooks {
   }
 }
 
-/** Rollup and Rolldown have no production flag: every build but a watch rebuild runs. */
+/** Rollup and Rolldown have no production flag: every build but a watch rebuild is one. */
 export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
-  const runs = (context: RollupLikeContext): boolean => options.enabled ?? !context.meta.watchMode
+  let enabled = false
   return {
     buildStart() {
-      if (runs(this)) checkServiceOptions(options)
+      enabled = enabledFor(options, { production: true, watch: this.meta.watchMode, server: false })
     },
     generateBundle: {
       // After @rollup/plugin-html and every other generateBundle: the HTML is final.
       order: 'post',
       async handler(_output, bundle) {
-        if (!runs(this)) return
+        if (!enabled) return
         await processBundle(bundle, {
           options,
           base: '/',

@@ -5,7 +5,7 @@
  */
 import type { ResolvedOptions } from '../core/options.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { checkServiceOptions } from '../core/options.ts'
+import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import { runCriticalCss } from '../core/run.ts'
 
@@ -50,12 +50,9 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
   const { Compilation, WebpackError, sources } = compiler.webpack
   // Options defaults (mode) and watch mode are only known once a compilation starts.
   compiler.hooks.thisCompilation.tap(NAME, (compilation) => {
-    const enabled =
-      options.enabled ??
-      ((compiler.options.mode ?? 'production') === 'production' && !compiler.watchMode && !isServerTarget(compiler.options.target))
-    if (!enabled) return
     try {
-      checkServiceOptions(options)
+      const production = (compiler.options.mode ?? 'production') === 'production'
+      if (!enabledFor(options, { production, watch: Boolean(compiler.watchMode), server: isServerTarget(compiler.options.target) })) return
     } catch (error) {
       compilation.errors.push(new WebpackError((error as Error).message))
       return

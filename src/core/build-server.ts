@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { resolve, sep } from 'node:path'
-import { basePath, isHtmlFile, pageFiles, pathBelow } from './pages.ts'
+import { isHtmlFile, pageFiles, pagesPrefix, pathBelow } from './pages.ts'
 
 /** The build's output as the adapter sees it. */
 export interface BuildOutput {
@@ -20,6 +20,8 @@ export interface BuildOutput {
 export interface BuildServer {
   /** Where the pages are: `http://127.0.0.1:port` + the base path. */
   siteUrl: URL
+  /** The file a request path is served from, as the server finds it. */
+  find: FileFinder
   close(): Promise<void>
 }
 
@@ -84,8 +86,7 @@ async function fromDirs(dirs: readonly string[], file: string): Promise<Buffer |
 /** The output file a request path below `base` is, with its content; null when the build has none. */
 export type FileFinder = (pathname: string) => Promise<{ file: string; body: string | Uint8Array } | null>
 
-export function createFileFinder(output: BuildOutput, base: string): FileFinder {
-  const prefix = basePath(base) ?? '/'
+function createFileFinder(output: BuildOutput, prefix: string): FileFinder {
   const staticDirs = output.staticDirs ?? []
   return async (pathname) => {
     for (const file of filesForPath(pathname, prefix) ?? []) {
@@ -98,8 +99,8 @@ export function createFileFinder(output: BuildOutput, base: string): FileFinder 
 
 /** Serves `output` below `base` (a path base; a relative or absolute-URL base serves from `/`). */
 export async function serveBuild(output: BuildOutput, base: string): Promise<BuildServer> {
-  const prefix = basePath(base) ?? '/'
-  const find = createFileFinder(output, base)
+  const prefix = pagesPrefix(base, null)
+  const find = createFileFinder(output, prefix)
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end()
@@ -127,6 +128,7 @@ export async function serveBuild(output: BuildOutput, base: string): Promise<Bui
   const { port } = server.address() as AddressInfo
   return {
     siteUrl: new URL(prefix, `http://127.0.0.1:${port}`),
+    find,
     close: () =>
       new Promise<void>((done) => {
         server.closeAllConnections()

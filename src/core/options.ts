@@ -1,15 +1,18 @@
 /**
- * The plugin's options: their documented types, the zod schema that checks them when the
- * plugin is created, and `resolveOptions`, which returns every default filled in so that
- * nothing downstream re-checks one.
+ * The plugin's options, in one contract: `Options` is the shape users write (with its
+ * documentation), the zod schema checks it key for key (the compiler holds the two to the
+ * same shape, both ways), and `resolveOptions` makes every decision once: defaults, env
+ * vars, the service or embedded mode, and what is wrong with the configuration. Nothing
+ * downstream checks an option again.
  */
 import { z } from 'zod'
-import { TOKEN_PATTERN, VIEWPORT_LIMITS, DEFAULT_VIEWPORTS, type Viewport } from '../contract/api-contract.ts'
 import type { RateLimitOption } from '../client/client.ts'
 import { describeBaseUrl } from '../client/errors.ts'
-import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/inline.ts'
-import { ConfigurationError } from './errors.ts'
+import { DEFAULT_VIEWPORTS, TOKEN_PATTERN, VIEWPORT_LIMITS, type Viewport } from '../contract/api-contract.ts'
+import { DEFAULT_PRELOAD, NONCE_PATTERN, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/inline.ts'
+import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 
+/** The env vars the plugin reads; an option of the same name wins. */
 export const ENV = {
   baseUrl: 'CRITICAL_CSS_BASE_URL',
   token: 'CRITICAL_CSS_API_TOKEN',
@@ -35,7 +38,7 @@ export interface CacheOption {
    * nearest package.json's directory, beside other tools' caches.
    */
   dir?: string
-  /** How long a result stays valid, in ms. Default 24 h. */
+  /** How long a result stays valid, in ms. Default 24 h (86 400 000). */
   ttl?: number
 }
 
@@ -45,32 +48,41 @@ export interface Options {
    * Default: every `.html` file the build emits, at `siteUrl` + base + its path.
    */
   pages?: (string | PageOption)[]
-  /** Base URL of the Critical CSS Generation API. Default: env `CRITICAL_CSS_BASE_URL`. */
+  /**
+   * Base URL of the Critical CSS Generation API. Default: env `CRITICAL_CSS_BASE_URL`; with
+   * neither, the plugin renders the pages itself in a local Chromium (embedded mode).
+   */
   baseUrl?: string
-  /** API token. Default: env `CRITICAL_CSS_API_TOKEN`. Never logged, reported or cached. */
+  /** API token of the service at `baseUrl`. Default: env `CRITICAL_CSS_API_TOKEN`. Never logged, reported or cached. */
   token?: string
-  /** Where the site is deployed, e.g. `https://example.com`; relative page URLs resolve against it. Default: env `CRITICAL_CSS_SITE_URL`. */
+  /**
+   * Where the site is deployed, e.g. `https://example.com`; relative page URLs resolve
+   * against it. Default: env `CRITICAL_CSS_SITE_URL`; not needed in embedded mode.
+   */
   siteUrl?: string
-  /** Viewports the CSS must cover (1–4). Default: the service's, 1300×900 and 412×915. */
+  /** Viewports the CSS must cover (1–4). Default: 1300×900 and 412×915. */
   viewports?: Viewport[]
   /**
    * How the full stylesheets load once the critical CSS is inlined. Default `'body'`:
    * moved to the end of `<body>`, no inline event handler, so it works under a strict CSP.
    */
   preload?: PreloadStrategy
-  /** Nonce put on the inlined `<style>` (and on the `body` strategy's preload links) for a CSP with nonces. */
+  /** Nonce put on the inlined `<style>` (and on the `body` strategy's preload links) for a CSP with nonces. Default: none. */
   nonce?: string
-  /** Most pages in flight at once. Default: what the plan's rate limit can serve within `timeout`. */
+  /**
+   * Most pages in flight at once. Default: what the plan's rate limit serves within
+   * `timeout` (remote mode), twice the browser's workers (embedded mode).
+   */
   concurrency?: number
   /** Per page, in ms, counted from when its generate request is queued. Default 120 000. */
   timeout?: number
-  /** Fail the build (after every page finished) when any page could not get critical CSS. Default false: warn. */
+  /** Fail the build (after every page finished) when any page could not get critical CSS. Default `false`: warn. */
   strict?: boolean
   /** Cache results across builds, or `false` for none. Default `{ dir: 'node_modules/.cache/unplugin-critical-css', ttl: 24 h }`. */
   cache?: false | CacheOption
-  /** Also write the report as JSON to this path (relative to the project root, as `cache.dir`). Default false. */
+  /** Also write the report as JSON to this path (relative to the project root, as `cache.dir`). Default `false`. */
   report?: false | string
-  /** Pace to keep instead of the plan's, for self-hosted services with limits of their own. */
+  /** Pace to keep instead of the plan's, for self-hosted services with limits of their own. Default: the plan's. */
   rateLimit?: RateLimitOption
   /** Run in this build. Default: production builds of client code only, not dev servers, watch rebuilds or SSR. */
   enabled?: boolean
@@ -104,28 +116,42 @@ export interface ResolvedPage {
   html: string | null
 }
 
+/** A configured Critical CSS Generation API: remote mode. */
+export interface RemoteService {
+  baseUrl: string
+  token: Secret
+}
+
 export interface ResolvedOptions {
   /** Null: every emitted HTML file. */
   pages: ResolvedPage[] | null
-  baseUrl: string | null
-  token: Secret | null
+  /** The service pages go to (remote mode); null: the plugin renders them itself (embedded mode). */
+  service: RemoteService | null
   siteUrl: URL | null
   viewports: Viewport[]
   preload: PreloadStrategy
   nonce: string | null
-  /** Null: derived from the plan. */
+  /** Null: the mode sizes it (the plan's pace in remote mode, the browser's workers in embedded mode). */
   concurrency: number | null
   timeoutMs: number
   strict: boolean
-  /** `dir` null: the default, below the nearest package.json. */
+  /** `dir` null: the default, below the project root's nearest package.json. */
   cache: { dir: string | null; ttlMs: number } | null
   report: string | null
   rateLimit: RateLimitOption | null
-  /** Null: decided by the kind of build. */
+  /** Null: decided by the kind of build (`enabledFor`). */
   enabled: boolean | null
-  /** Malformed env vars the options did not override: an error once the plugin runs, not in a dev server. */
-  envProblems: string[]
+  /**
+   * What stops a build from running, found here and reported when a build runs (not in a
+   * dev server where the plugin is off): malformed env vars, a service without a token, a
+   * relative page without a site URL in remote mode.
+   */
+  problems: string[]
 }
+
+/** Holds `schema` to exactly the shape of `T`: every key, and the same types both ways. */
+type ShapeOf<T> = { [K in keyof Required<T>]: z.ZodType<T[K], T[K]> }
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 
 const httpUrl = z.string().refine(
   (value) => {
@@ -140,8 +166,9 @@ const httpUrl = z.string().refine(
 )
 
 const positiveMs = z.number().int().positive().max(2 ** 31 - 1)
+const TOKEN_RULE = 'must be 16–256 printable ASCII characters without spaces'
 
-export const optionsSchema = z.strictObject({
+const optionsShape = {
   pages: z
     .array(
       z.union([z.string().min(1), z.strictObject({ url: z.string().min(1), html: z.string().min(1).optional() })], {
@@ -150,7 +177,7 @@ export const optionsSchema = z.strictObject({
     )
     .optional(),
   baseUrl: httpUrl.optional(),
-  token: z.string().regex(TOKEN_PATTERN, 'must be 16–256 printable ASCII characters without spaces').optional(),
+  token: z.string().regex(TOKEN_PATTERN, TOKEN_RULE).optional(),
   siteUrl: httpUrl.optional(),
   viewports: z
     .array(
@@ -163,17 +190,20 @@ export const optionsSchema = z.strictObject({
     .max(VIEWPORT_LIMITS.maxCount)
     .optional(),
   preload: z.enum(PRELOAD_STRATEGIES as [PreloadStrategy, ...PreloadStrategy[]]).optional(),
-  nonce: z.string().max(256).regex(/^[A-Za-z0-9+/_=-]+$/, 'must be a base64 or base64url value').optional(),
+  nonce: z.string().regex(NONCE_PATTERN, 'must be a base64 or base64url value of at most 256 characters').optional(),
   concurrency: z.number().int().positive().optional(),
   timeout: positiveMs.optional(),
   strict: z.boolean().optional(),
   cache: z.union([z.literal(false), z.strictObject({ dir: z.string().min(1).optional(), ttl: positiveMs.optional() })]).optional(),
   report: z.union([z.literal(false), z.string().min(1)]).optional(),
-  rateLimit: z
-    .strictObject({ requestsPerMinute: z.number().int().positive().nullable(), windowMs: positiveMs.optional() })
-    .optional(),
+  rateLimit: z.strictObject({ requestsPerMinute: z.number().int().positive().nullable(), windowMs: positiveMs.optional() }).optional(),
   enabled: z.boolean().optional(),
-})
+} satisfies ShapeOf<Options>
+
+/** The options' checker; `Options` documents the same shape (the compiler keeps them equal). */
+export const optionsSchema = z.strictObject(optionsShape)
+const schemaMatchesOptions: Same<z.input<typeof optionsSchema>, Options> = true
+void schemaMatchesOptions
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -187,7 +217,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `option \`${path || '(options)'}\`: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`
 }
 
-/** An env var's value; a malformed one is recorded, not thrown: it only matters in a build that runs. */
+/** An env var's value; a malformed one is a problem of the build that runs, not an error here. */
 function fromEnv(env: Env, name: string, check: (value: string) => boolean, expected: string, problems: string[]): string | undefined {
   const value = env[name]
   if (value === undefined || value === '') return undefined
@@ -200,78 +230,6 @@ function isHttpUrl(value: string): boolean {
   return httpUrl.safeParse(value).success
 }
 
-/**
- * Checks `options` and fills in every default. Env vars fill in what the options leave out.
- * Throws a ConfigurationError naming the option at fault; a malformed env var fails the
- * build that uses it (`configuredService`), not a dev server where the plugin is off.
- */
-export function resolveOptions(options: Options = {}, env: Env = process.env): ResolvedOptions {
-  const parsed = optionsSchema.safeParse(options ?? {})
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map(describeIssue)
-    throw new ConfigurationError(`unplugin-critical-css: ${issues.join('; ')}.`)
-  }
-  const value = parsed.data
-  const envProblems: string[] = []
-  const baseUrl = value.baseUrl ?? fromEnv(env, ENV.baseUrl, isHttpUrl, 'must be an absolute http(s) URL', envProblems)
-  const token = value.token ?? fromEnv(env, ENV.token, (t) => TOKEN_PATTERN.test(t), 'must be 16–256 printable ASCII characters without spaces', envProblems)
-  const siteUrl = value.siteUrl ?? fromEnv(env, ENV.siteUrl, isHttpUrl, 'must be an absolute http(s) URL', envProblems)
-  const cache = value.cache === false ? null : { dir: value.cache?.dir ?? null, ttlMs: value.cache?.ttl ?? DEFAULT_CACHE_TTL_MS }
-  return {
-    pages: value.pages?.map((page) => (typeof page === 'string' ? { url: page, html: null } : { url: page.url, html: page.html ?? null })) ?? null,
-    baseUrl: baseUrl ?? null,
-    token: token === undefined ? null : new Secret(token),
-    siteUrl: siteUrl === undefined ? null : directoryUrl(siteUrl),
-    viewports: value.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
-    preload: value.preload ?? 'body',
-    nonce: value.nonce ?? null,
-    concurrency: value.concurrency ?? null,
-    timeoutMs: value.timeout ?? DEFAULT_TIMEOUT_MS,
-    strict: value.strict ?? false,
-    cache,
-    report: value.report || null,
-    rateLimit: value.rateLimit ?? null,
-    enabled: value.enabled ?? null,
-    envProblems,
-  }
-}
-
-/**
- * The service a build talks to: the configured one (remote mode), or null for embedded
- * mode, when neither `baseUrl` nor CRITICAL_CSS_BASE_URL is set. A ConfigurationError names
- * what is missing or malformed.
- */
-export function configuredService(options: ResolvedOptions): { baseUrl: string; token: Secret } | null {
-  if (options.envProblems.length > 0) throw new ConfigurationError(`unplugin-critical-css: ${options.envProblems.join('; ')}.`)
-  if (options.baseUrl === null) return null
-  if (options.token === null) {
-    throw new ConfigurationError(
-      `unplugin-critical-css: no API token for ${describeBaseUrl(options.baseUrl)}. Set ${ENV.token} (or the \`token\` option).`,
-    )
-  }
-  return { baseUrl: options.baseUrl, token: options.token }
-}
-
-/**
- * What can be known wrong before the bundler does any work: malformed env vars, a service
- * without a token, a relative page and no site URL in remote mode (embedded mode serves
- * the pages itself). Adapters call it when the build starts.
- */
-export function checkServiceOptions(options: ResolvedOptions): void {
-  if (configuredService(options) === null) return
-  if (options.siteUrl !== null || options.pages === null) return
-  const relative = options.pages.find((page) => !URL.canParse(page.url))
-  if (relative) {
-    throw relativePageError(relative.url)
-  }
-}
-
-export function relativePageError(url: string): ConfigurationError {
-  return new ConfigurationError(
-    `unplugin-critical-css: page "${url}" is relative, and no site URL is set. Set ${ENV.siteUrl} (or the \`siteUrl\` option) to where the site is deployed, or give the page as an absolute URL.`,
-  )
-}
-
 /** `https://host/app` → `https://host/app/`: the site is a directory, and relative pages resolve inside it. */
 function directoryUrl(value: string): URL {
   const url = new URL(value)
@@ -279,4 +237,82 @@ function directoryUrl(value: string): URL {
   url.search = ''
   url.hash = ''
   return url
+}
+
+export function relativePageError(url: string): ConfigurationError {
+  return new ConfigurationError(`${PLUGIN_NAME}: ${relativePageProblem(url)}`)
+}
+
+function relativePageProblem(url: string): string {
+  return `page "${url}" is relative, and no site URL is set. Set ${ENV.siteUrl} (or the \`siteUrl\` option) to where the site is deployed, or give the page as an absolute URL`
+}
+
+/**
+ * Checks `options` and makes every decision: defaults, env vars (options first), remote or
+ * embedded mode. Throws a ConfigurationError naming the option at fault; what depends on
+ * env vars or on options together goes into `problems`, thrown when a build runs.
+ */
+export function resolveOptions(options: Options = {}, env: Env = process.env): ResolvedOptions {
+  const parsed = optionsSchema.safeParse(options ?? {})
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map(describeIssue)
+    throw new ConfigurationError(`${PLUGIN_NAME}: ${issues.join('; ')}.`)
+  }
+  const value = parsed.data
+  const problems: string[] = []
+  const baseUrl = value.baseUrl ?? fromEnv(env, ENV.baseUrl, isHttpUrl, 'must be an absolute http(s) URL', problems)
+  const token = value.token ?? fromEnv(env, ENV.token, (t) => TOKEN_PATTERN.test(t), TOKEN_RULE, problems)
+  const siteUrl = value.siteUrl ?? fromEnv(env, ENV.siteUrl, isHttpUrl, 'must be an absolute http(s) URL', problems)
+  const pages = value.pages?.map((page) => (typeof page === 'string' ? { url: page, html: null } : { url: page.url, html: page.html ?? null })) ?? null
+
+  let service: RemoteService | null = null
+  if (baseUrl !== undefined) {
+    if (token === undefined) problems.push(`no API token for ${describeBaseUrl(baseUrl)}. Set ${ENV.token} (or the \`token\` option)`)
+    else service = { baseUrl, token: new Secret(token) }
+    // Embedded mode serves the pages itself; a service has to be told where they are.
+    const relative = siteUrl === undefined ? pages?.find((page) => !URL.canParse(page.url)) : undefined
+    if (relative) problems.push(relativePageProblem(relative.url))
+  }
+  return {
+    pages,
+    service,
+    siteUrl: siteUrl === undefined ? null : directoryUrl(siteUrl),
+    viewports: value.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
+    preload: value.preload ?? DEFAULT_PRELOAD,
+    nonce: value.nonce ?? null,
+    concurrency: value.concurrency ?? null,
+    timeoutMs: value.timeout ?? DEFAULT_TIMEOUT_MS,
+    strict: value.strict ?? false,
+    cache: value.cache === false ? null : { dir: value.cache?.dir ?? null, ttlMs: value.cache?.ttl ?? DEFAULT_CACHE_TTL_MS },
+    report: value.report || null,
+    rateLimit: value.rateLimit ?? null,
+    enabled: value.enabled ?? null,
+    problems,
+  }
+}
+
+/** Throws what `resolveOptions` found wrong, if anything: one message, every problem. */
+export function assertRunnable(options: ResolvedOptions): void {
+  if (options.problems.length > 0) throw new ConfigurationError(`${PLUGIN_NAME}: ${options.problems.join('; ')}.`)
+}
+
+/** What an adapter knows about the build it is in. */
+export interface BuildKind {
+  /** A production build (Vite's mode, webpack's mode; Rollup, Rolldown and esbuild have none: true). */
+  production: boolean
+  /** A watch or serve rebuild. */
+  watch: boolean
+  /** A server (SSR, node-target) bundle: it has no page to paint. */
+  server: boolean
+}
+
+/**
+ * Whether the plugin runs in this build: the `enabled` option, else production client
+ * builds only. When it runs, the configuration's problems fail the build now, before the
+ * bundler does any work. Every adapter decides through this one function.
+ */
+export function enabledFor(options: ResolvedOptions, build: BuildKind): boolean {
+  const enabled = options.enabled ?? (build.production && !build.watch && !build.server)
+  if (enabled) assertRunnable(options)
+  return enabled
 }

@@ -19,6 +19,8 @@ import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 export type PreloadStrategy = 'body' | 'media' | 'swap' | 'none'
 
 export const PRELOAD_STRATEGIES: readonly PreloadStrategy[] = ['body', 'media', 'swap', 'none']
+/** CSP-safe and needs no script: the strategy when none is chosen. */
+export const DEFAULT_PRELOAD: PreloadStrategy = 'body'
 
 export interface InlineOptions {
   /** Default `'body'`. */
@@ -55,7 +57,8 @@ export interface InlineResult {
   edits: InlineEdit[]
 }
 
-const NONCE_PATTERN = /^[A-Za-z0-9+/=_-]{1,256}$/
+/** A CSP nonce value (base64 or base64url), short enough for an attribute. */
+export const NONCE_PATTERN = /^[A-Za-z0-9+/=_-]{1,256}$/
 /** `</style` in any letter case would end the element early: the css is untrusted text. */
 const STYLE_END = /<\/(style)/gi
 /** Media a stylesheet never applies to on screen: such a link does not block render. */
@@ -193,7 +196,7 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): { stra
   if (typeof html !== 'string') throw new TypeError(`inlineCriticalCss(html, css): html must be a string, got ${html === null ? 'null' : typeof html}.`)
   if (typeof css !== 'string') throw new TypeError(`inlineCriticalCss(html, css): css must be a string, got ${css === null ? 'null' : typeof css}.`)
   if (options === null || typeof options !== 'object') throw new TypeError('inlineCriticalCss(html, css, options): options must be an object.')
-  const strategy = options.preload ?? 'body'
+  const strategy = options.preload ?? DEFAULT_PRELOAD
   if (!PRELOAD_STRATEGIES.includes(strategy)) {
     throw new TypeError(`The \`preload\` option must be one of ${PRELOAD_STRATEGIES.map((s) => `'${s}'`).join(', ')}; got ${JSON.stringify(strategy)}.`)
   }

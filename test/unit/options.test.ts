@@ -1,7 +1,7 @@
 import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { ConfigurationError } from '../../src/core/errors.ts'
-import { checkServiceOptions, resolveOptions, type Options } from '../../src/core/options.ts'
+import { assertRunnable, enabledFor, resolveOptions, type Options } from '../../src/core/options.ts'
 
 const TOKEN = 'tok_options_abcdef0123456789'
 
@@ -20,8 +20,7 @@ describe('resolveOptions', () => {
     const resolved = resolveOptions({}, {})
     expect(resolved).toMatchObject({
       pages: null,
-      baseUrl: null,
-      token: null,
+      service: null,
       siteUrl: null,
       viewports: [{ width: 1300, height: 900 }, { width: 412, height: 915 }],
       preload: 'body',
@@ -33,17 +32,17 @@ describe('resolveOptions', () => {
       report: null,
       rateLimit: null,
       enabled: null,
-      envProblems: [],
+      problems: [],
     })
   })
 
   it('takes service, token and site from the env, options first', () => {
     const env = { CRITICAL_CSS_BASE_URL: 'https://env.example', CRITICAL_CSS_API_TOKEN: TOKEN, CRITICAL_CSS_SITE_URL: 'https://site.example' }
     const fromEnv = resolveOptions({}, env)
-    expect(fromEnv.baseUrl).toBe('https://env.example')
-    expect(fromEnv.token?.reveal()).toBe(TOKEN)
+    expect(fromEnv.service?.baseUrl).toBe('https://env.example')
+    expect(fromEnv.service?.token.reveal()).toBe(TOKEN)
     expect(fromEnv.siteUrl?.href).toBe('https://site.example/')
-    expect(resolveOptions({ baseUrl: 'https://option.example' }, env).baseUrl).toBe('https://option.example')
+    expect(resolveOptions({ baseUrl: 'https://option.example' }, env).service?.baseUrl).toBe('https://option.example')
     // A site deployed below a path is a directory: relative pages resolve inside it.
     expect(resolveOptions({ siteUrl: 'https://site.example/app?x#y' }, {}).siteUrl?.href).toBe('https://site.example/app/')
   })
@@ -64,36 +63,56 @@ describe('resolveOptions', () => {
 
   it('names the env var at fault when a build runs, not when the plugin is created', () => {
     const resolved = resolveOptions({}, { CRITICAL_CSS_BASE_URL: 'not a url', CRITICAL_CSS_API_TOKEN: 'short' })
-    expect(() => checkServiceOptions(resolved)).toThrow(/env CRITICAL_CSS_BASE_URL must be an absolute http\(s\) URL; env CRITICAL_CSS_API_TOKEN/)
+    expect(() => assertRunnable(resolved)).toThrow(/env CRITICAL_CSS_BASE_URL must be an absolute http\(s\) URL; env CRITICAL_CSS_API_TOKEN/)
     // An option overrides a malformed env var.
-    expect(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_BASE_URL: 'not a url' }).envProblems).toEqual([])
+    expect(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN }, { CRITICAL_CSS_BASE_URL: 'not a url' }).problems).toEqual([])
   })
 
   it('never echoes a malformed token', () => {
     const bad = 'tok with spaces that is long enough'
     expect(rejection({ token: bad })).not.toContain(bad)
-    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).toThrow(/CRITICAL_CSS_API_TOKEN/)
-    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).not.toThrow(bad)
+    expect(() => assertRunnable(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).toThrow(/CRITICAL_CSS_API_TOKEN/)
+    expect(() => assertRunnable(resolveOptions({ baseUrl: 'https://svc.example' }, { CRITICAL_CSS_API_TOKEN: bad }))).not.toThrow(bad)
   })
 
   it('keeps the token out of inspect, JSON and String', () => {
-    const resolved = resolveOptions({ token: TOKEN }, {})
+    const resolved = resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN }, {})
     expect(inspect(resolved, { depth: 5 })).not.toContain(TOKEN)
     expect(JSON.stringify(resolved)).not.toContain(TOKEN)
-    expect(`${resolved.token}`).not.toContain(TOKEN)
+    expect(`${resolved.service?.token}`).not.toContain(TOKEN)
   })
 })
 
-describe('checkServiceOptions', () => {
+describe('assertRunnable', () => {
   it('accepts no service at all (embedded mode), relative pages included', () => {
-    expect(() => checkServiceOptions(resolveOptions({}, {}))).not.toThrow()
-    expect(() => checkServiceOptions(resolveOptions({ pages: ['/', 'about/'] }, {}))).not.toThrow()
+    expect(() => assertRunnable(resolveOptions({}, {}))).not.toThrow()
+    expect(() => assertRunnable(resolveOptions({ pages: ['/', 'about/'] }, {}))).not.toThrow()
   })
 
   it('names what is missing', () => {
-    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).toThrow(/CRITICAL_CSS_API_TOKEN/)
-    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).not.toThrow(/u:p/)
-    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['/'] }, {}))).toThrow(/CRITICAL_CSS_SITE_URL/)
-    expect(() => checkServiceOptions(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['https://a.example/'] }, {}))).not.toThrow()
+    expect(() => assertRunnable(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).toThrow(/CRITICAL_CSS_API_TOKEN/)
+    expect(() => assertRunnable(resolveOptions({ baseUrl: 'https://u:p@svc.example' }, {}))).not.toThrow(/u:p/)
+    expect(() => assertRunnable(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['/'] }, {}))).toThrow(/CRITICAL_CSS_SITE_URL/)
+    expect(() => assertRunnable(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, pages: ['https://a.example/'] }, {}))).not.toThrow()
+  })
+})
+
+describe('enabledFor', () => {
+  const production = { production: true, watch: false, server: false }
+
+  it('runs in production client builds only, unless `enabled` says otherwise', () => {
+    const auto = resolveOptions({}, {})
+    expect(enabledFor(auto, production)).toBe(true)
+    expect(enabledFor(auto, { ...production, production: false })).toBe(false)
+    expect(enabledFor(auto, { ...production, watch: true })).toBe(false)
+    expect(enabledFor(auto, { ...production, server: true })).toBe(false)
+    expect(enabledFor(resolveOptions({ enabled: true }, {}), { production: false, watch: true, server: true })).toBe(true)
+    expect(enabledFor(resolveOptions({ enabled: false }, {}), production)).toBe(false)
+  })
+
+  it('fails a build that runs with a broken configuration, and only such a build', () => {
+    const broken = resolveOptions({ baseUrl: 'https://svc.example' }, {})
+    expect(() => enabledFor(broken, { ...production, production: false })).not.toThrow()
+    expect(() => enabledFor(broken, production)).toThrow(/no API token for https:\/\/svc\.example/)
   })
 })

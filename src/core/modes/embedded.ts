@@ -1,0 +1,90 @@
+/**
+ * Embedded mode: no service is configured, so the build brings its own. The build output
+ * is served on 127.0.0.1 below the bundler's base before pages are planned (every page has
+ * its real URL from the start); the reference service and the browser start only when some
+ * page misses the cache. Results are cached by what the render reads: the page's HTML and
+ * the stylesheets it links, so a changed page is never a hit and an unchanged one always is.
+ */
+import { createHash } from 'node:crypto'
+import { availableParallelism } from 'node:os'
+import { createClient } from '../../client/client.ts'
+import { stylesheetHrefs } from '../../html/scan.ts'
+import { serveBuild, type BuildOutput, type FileFinder } from '../build-server.ts'
+import { cacheKey } from '../cache.ts'
+import type { ResolvedOptions, ResolvedPage } from '../options.ts'
+import { planPages, type Page } from '../pages.ts'
+import { clientRenderer, logRetries } from './client-renderer.ts'
+import type { EmbeddedService } from './embedded-service.ts'
+import type { Mode } from './mode.ts'
+
+const NAME = 'embedded service (local Chromium)'
+/** Pages in flight: enough to keep every worker busy, few enough that a page's deadline runs while it is rendered, not while it queues. */
+export const PAGES_PER_WORKER = 2
+const MAX_WORKERS = 4
+/** The service is on loopback: a job is checked every few hundred ms, not every few seconds. */
+export const CHECK_INTERVAL = { firstMs: 150, factor: 1.5, maxMs: 500 }
+
+function sha256(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('base64url')
+}
+
+/**
+ * A configured page is a page of this build, wherever its URL points: one below the site
+ * URL keeps its place relative to it, any other keeps its path (and query).
+ */
+function onBuildServer(page: ResolvedPage, siteUrl: URL | null, local: URL): ResolvedPage {
+  if (!URL.canParse(page.url)) return page
+  const url = new URL(page.url)
+  if (siteUrl !== null && url.href.startsWith(siteUrl.href)) return { ...page, url: new URL(url.href.slice(siteUrl.href.length), local).href }
+  return { ...page, url: new URL(`${url.pathname}${url.search}`, local.origin).href }
+}
+
+/**
+ * The hash of a stylesheet a render reads: its content when the build has it, its URL
+ * otherwise. Pages share their stylesheets, so each is read and hashed once per build.
+ */
+function stylesheetHasher(find: FileFinder, origin: string): (url: URL) => Promise<string> {
+  const hashes = new Map<string, Promise<string>>()
+  return (url) => {
+    let hash = hashes.get(url.href)
+    if (hash === undefined) {
+      hash = url.origin === origin ? find(url.pathname).then((found) => (found ? sha256(found.body) : `url:${url.href}`)) : Promise.resolve(`url:${url.href}`)
+      hashes.set(url.href, hash)
+    }
+    return hash
+  }
+}
+
+export async function embeddedMode(options: ResolvedOptions, output: BuildOutput, base: string): Promise<Mode> {
+  const site = await serveBuild(output, base)
+  const stylesheetHash = stylesheetHasher(site.find, site.siteUrl.origin)
+  const workers = Math.max(1, Math.min(MAX_WORKERS, availableParallelism()))
+  let service: EmbeddedService | null = null
+  return {
+    name: NAME,
+    plan: (files) => planPages(options.pages?.map((page) => onBuildServer(page, options.siteUrl, site.siteUrl)) ?? null, files, { siteUrl: site.siteUrl, base }),
+    // The port changes every build: the path is what names the page.
+    shown: (page: Page) => {
+      const url = new URL(page.url)
+      return `${url.pathname}${url.search}`
+    },
+    async cacheKey(page, html) {
+      const sheets = stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, page.url) ? [new URL(href, page.url)] : []))
+      const contents = [sha256(html), ...(await Promise.all(sheets.map(stylesheetHash)))]
+      return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, contents })
+    },
+    async open(count, logger) {
+      const { startEmbeddedService } = await import('./embedded-service.ts')
+      service = await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers })
+      logger.info(`critical CSS: no service configured, rendering ${count} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
+      const client = createClient({ baseUrl: service.baseUrl, token: service.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
+      const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
+      // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
+      return clientRenderer(client, { viewports: options.viewports, concurrency, advice: () => null })
+    },
+    async close() {
+      await service?.close()
+      await site.close()
+    },
+  }
+}

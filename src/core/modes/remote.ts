@@ -1,0 +1,74 @@
+/**
+ * Remote mode: a configured Critical CSS Generation API renders the pages where the site
+ * is deployed (`siteUrl` + base + path). Pages in flight are sized by the plan's pace, read
+ * once from the usage endpoint; the env-var advice is this mode's, not the client's.
+ */
+import { createClient, paceFromOption, paceFromUsage, type CriticalCssClient } from '../../client/client.ts'
+import { BadRequestError, NotFoundError, UnauthorizedError, describeBaseUrl } from '../../client/errors.ts'
+import type { PaceLimit } from '../../client/scheduler.ts'
+import { reachedService } from '../../client/transport.ts'
+import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS } from '../../contract/api-contract.ts'
+import { cacheKey } from '../cache.ts'
+import { ENV, type RemoteService, type ResolvedOptions } from '../options.ts'
+import { planPages } from '../pages.ts'
+import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
+import type { Mode } from './mode.ts'
+
+/** Requests one page costs at least (generate, a status check, its CSS): sizes the default concurrency. */
+const REQUESTS_PER_PAGE = 4
+
+/** What to change when the service says no: the env vars and options of the plugin. */
+const remoteAdvice: Advice = (error, step) => {
+  if (error instanceof UnauthorizedError) return `Set ${ENV.token} (or the \`token\` option) to a valid token for this service.`
+  if (error instanceof BadRequestError && step === 'generate') return `Check the page URL (the \`pages\` and \`siteUrl\` options, or ${ENV.siteUrl}).`
+  if (error instanceof NotFoundError && step !== 'wait') return `Check that ${ENV.baseUrl} (the \`baseUrl\` option) points at a Critical CSS Generation API.`
+  if (!reachedService(error)) return `Check ${ENV.baseUrl} (the \`baseUrl\` option) and that the service is running.`
+  return null
+}
+
+/** Pages in flight: what the pace serves within one page's timeout, or all of them without a limit. */
+function pagesInFlight(pace: PaceLimit, options: ResolvedOptions, pages: number): number {
+  if (options.concurrency !== null) return options.concurrency
+  if (pace.requests === null) return Math.max(1, pages)
+  return Math.max(1, Math.floor((pace.requests * options.timeoutMs) / pace.windowMs / REQUESTS_PER_PAGE))
+}
+
+/** The pace pages are sized by: the `rateLimit` option, else what usage says (the client learns it from the same read). */
+async function readPace(client: CriticalCssClient, options: ResolvedOptions): Promise<PaceLimit> {
+  if (options.rateLimit) return paceFromOption(options.rateLimit)
+  try {
+    const usage = await client.usage({ deadline: Date.now() + options.timeoutMs })
+    return paceFromUsage(usage) ?? { requests: null, windowMs: RATE_WINDOW_MS }
+  } catch (error) {
+    // A service without the usage endpoint still works, its answers' headers set the pace;
+    // until they do, pages go in flight as if on the smallest plan (`concurrency` overrides).
+    if (error instanceof NotFoundError) return { requests: PLAN_REQUESTS_PER_MINUTE.free, windowMs: RATE_WINDOW_MS }
+    throw advised(error, 'usage', remoteAdvice)
+  }
+}
+
+export function remoteMode(options: ResolvedOptions, service: RemoteService, base: string): Mode {
+  const name = describeBaseUrl(service.baseUrl)
+  return {
+    name,
+    plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
+    shown: (page) => page.url,
+    cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports }),
+    async open(count, logger) {
+      const client = createClient({
+        baseUrl: service.baseUrl,
+        token: service.token.reveal(),
+        ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+        onEvent: logRetries(logger),
+      })
+      try {
+        const concurrency = pagesInFlight(await readPace(client, options), options, count)
+        return clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
+      } catch (error) {
+        await client.close()
+        throw error
+      }
+    },
+    close: async () => {},
+  }
+}
