@@ -1,4 +1,5 @@
-export { createClient, isJobData } from './client/client.ts'
+export { createClient } from './client/client.ts'
+export { isJobData } from './client/types.ts'
 export type {
   ClientEvent,
   CreateClientOptions,
@@ -8,7 +9,7 @@ export type {
   RateLimitOption,
   RequestOptions,
   WaitOptions,
-} from './client/client.ts'
+} from './client/types.ts'
 export type { CheckInterval } from './client/watcher.ts'
 export {
   BadRequestError,

@@ -34,4 +34,4 @@ export type { CacheOption, Options, PageOption, ResolvedOptions } from './core/o
 export type { BuildReport, PageOutcome, PageReport, PageSource } from './core/report.ts'
 export { ConfigurationError, StrictModeError } from './core/errors.ts'
 export type { Job, JobData, JobError, JobStatus, Plan, Usage, Viewport } from './contract/api-contract.ts'
-export type { CreateClientOptions, CriticalCssClient, RateLimitOption } from './client/client.ts'
+export type { CreateClientOptions, CriticalCssClient, RateLimitOption } from './client/types.ts'

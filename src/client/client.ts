@@ -20,19 +20,6 @@ import type { CreateClientOptions, CriticalCssClient, GenerateOptions, GenerateR
 import { UsageReader } from './usage.ts'
 import { CHECK_INTERVAL } from './watcher.ts'
 
-export type {
-  ClientEvent,
-  CreateClientOptions,
-  CriticalCssClient,
-  GenerateOptions,
-  GenerateResult,
-  JobsQuery,
-  RateLimitOption,
-  RequestOptions,
-  WaitOptions,
-} from './types.ts'
-export { isJobData } from './types.ts'
-export { paceFromOption, paceFromUsage } from './pace.ts'
 
 const DEFAULT_MAX_RETRIES = 8
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000

@@ -6,7 +6,7 @@
  * downstream checks an option again.
  */
 import { z } from 'zod'
-import type { RateLimitOption } from '../client/client.ts'
+import type { RateLimitOption } from '../client/types.ts'
 import { describeBaseUrl } from '../client/errors.ts'
 import { DEFAULT_VIEWPORTS, TOKEN_PATTERN, VIEWPORT_LIMITS, type Viewport } from '../contract/api-contract.ts'
 import { DEFAULT_PRELOAD, NONCE_PATTERN, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/inline.ts'

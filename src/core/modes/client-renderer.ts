@@ -4,7 +4,7 @@
  * URL is not the API, a URL the client cannot send is the page list's fault (both stop
  * the build), and the mode adds its advice to the message.
  */
-import { isJobData, type ClientEvent, type CriticalCssClient } from '../../client/client.ts'
+import { isJobData, type ClientEvent, type CriticalCssClient } from '../../client/types.ts'
 import { NotFoundError, formatSeconds } from '../../client/errors.ts'
 import type { Viewport } from '../../contract/api-contract.ts'
 import { ConfigurationError, PLUGIN_NAME } from '../errors.ts'

@@ -3,7 +3,9 @@
  * is deployed (`siteUrl` + base + path). Pages in flight are sized by the plan's pace, read
  * once from the usage endpoint; the env-var advice is this mode's, not the client's.
  */
-import { createClient, paceFromOption, paceFromUsage, type CriticalCssClient } from '../../client/client.ts'
+import { createClient } from '../../client/client.ts'
+import { paceFromOption, paceFromUsage } from '../../client/pace.ts'
+import type { CriticalCssClient } from '../../client/types.ts'
 import { BadRequestError, NotFoundError, UnauthorizedError, describeBaseUrl } from '../../client/errors.ts'
 import type { PaceLimit } from '../../client/scheduler.ts'
 import { reachedService } from '../../client/transport.ts'
