@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
+import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { EngineError, type Engine, type EngineInput } from './engine.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { cssomText, probe, settle, type ProbeOutput, type SettledPage } from './extract.ts'
@@ -313,7 +314,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
     try {
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
       await page.waitForLoadState('load', { timeout: Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()) }).catch(() => {})
-      const listed = await inPage(page, settle, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
+      const listed = await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
       return { page, listed, responses }
     } catch (error) {
       if (crashed || !browser.isConnected()) throw new BrowserCrash()

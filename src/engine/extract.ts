@@ -26,7 +26,8 @@ export interface SettledPage {
 
 /**
  * In the page, once it has loaded: waits for web fonts (they change line heights, so the
- * fold) at most `fontsMs`, lists the enabled stylesheets, stops animations and transitions
+ * fold) at most `fontsMs`, lists the enabled stylesheets (not a critical style an earlier
+ * run inlined, marked with `ignoreAttribute`), stops animations and transitions
  * so boxes are where they rest and every run measures the same, then notes what the
  * elements above the fold are.
  *
@@ -36,12 +37,14 @@ export interface SettledPage {
  * element without a box (display: none) counts where its nearest rendered ancestor is: the
  * rule that hides a collapsed menu in the header is what keeps it hidden.
  */
-export async function settle(fontsMs: number): Promise<SettledPage> {
+export async function settle(input: { fontsMs: number; ignoreAttribute: string }): Promise<SettledPage> {
   const MAX_INLINE_STYLES = 200_000
-  await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, fontsMs))])
+  await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, input.fontsMs))])
   const sheets: ListedSheet[] = []
   for (const sheet of Array.from(document.styleSheets)) {
     if (sheet.disabled) continue
+    // Critical CSS inlined by an earlier run is a copy of rules from the page's own sheets.
+    if (sheet.ownerNode instanceof Element && sheet.ownerNode.hasAttribute(input.ignoreAttribute)) continue
     sheets.push({ href: sheet.href, media: sheet.media.mediaText, text: sheet.href === null ? (sheet.ownerNode?.textContent ?? '') : null })
   }
   const freeze = document.createElement('style')
