@@ -6,6 +6,7 @@ export default defineConfig({
     client: 'src/client.ts',
     service: 'src/service.ts',
     cli: 'src/service/cli.ts',
+    'critical-css': 'src/cli/critical-css.ts',
     vite: 'src/vite.ts',
     webpack: 'src/webpack.ts',
     rspack: 'src/rspack.ts',

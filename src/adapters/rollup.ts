@@ -7,6 +7,7 @@ import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
 import type { BuildOutput } from '../core/build-server.ts'
 import type { ResolvedOptions } from '../core/options.ts'
 import { enabledFor } from '../core/options.ts'
+import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import type { BuildLogger } from '../core/report.ts'
 import { runCriticalCss } from '../core/run.ts'
@@ -25,6 +26,8 @@ interface Target {
   logger: BuildLogger
   /** Served after the bundle in embedded mode (Vite's public dir). */
   staticDirs?: string[]
+  /** Named when the bundle has no HTML page (Vite only: told by its plugins). */
+  framework?: Framework | null
 }
 
 /** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
@@ -48,6 +51,7 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
 export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
   let config: ResolvedConfig | null = null
   let enabled = false
+  let framework: Framework | null = null
   return {
     // Dev servers serve HTML as it is requested: there is no bundle to finish.
     apply: 'build',
@@ -56,6 +60,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
       // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
       const production = resolved.isProduction || resolved.mode === 'production'
       enabled = enabledFor(options, { production, watch: Boolean(resolved.build.watch), server: Boolean(resolved.build.ssr) })
+      framework = frameworkOf(resolved.plugins.map((plugin) => plugin.name))
     },
     generateBundle: {
       // Not order 'post': Vite's own post-build plugins (import analysis, manifest) run after
@@ -70,6 +75,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
           root: config.root,
           // Vite copies the public dir when it writes the bundle, after this hook.
           staticDirs: config.publicDir && config.build.copyPublicDir ? [config.publicDir] : [],
+          framework,
           logger: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
         })
       },

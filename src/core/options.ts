@@ -217,6 +217,10 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `option \`${path || '(options)'}\`: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`
 }
 
+function optionsError(error: z.ZodError): ConfigurationError {
+  return new ConfigurationError(`${PLUGIN_NAME}: ${error.issues.map(describeIssue).join('; ')}.`)
+}
+
 /** An env var's value; a malformed one is a problem of the build that runs, not an error here. */
 function fromEnv(env: Env, name: string, check: (value: string) => boolean, expected: string, problems: string[]): string | undefined {
   const value = env[name]
@@ -254,10 +258,7 @@ function relativePageProblem(url: string): string {
  */
 export function resolveOptions(options: Options = {}, env: Env = process.env): ResolvedOptions {
   const parsed = optionsSchema.safeParse(options ?? {})
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map(describeIssue)
-    throw new ConfigurationError(`${PLUGIN_NAME}: ${issues.join('; ')}.`)
-  }
+  if (!parsed.success) throw optionsError(parsed.error)
   const value = parsed.data
   const problems: string[] = []
   const baseUrl = value.baseUrl ?? fromEnv(env, ENV.baseUrl, isHttpUrl, 'must be an absolute http(s) URL', problems)
@@ -289,6 +290,29 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
     enabled: value.enabled ?? null,
     problems,
   }
+}
+
+/** Options of `processDirectory` and the CLI: the plugin's, and where the folder is served. */
+export interface DirectoryOptions extends Options {
+  /**
+   * The path the site is served below, as the bundler's `base` says it: `/docs/` for a site
+   * at `https://example.com/docs/`. Default `/`.
+   */
+  base?: string
+}
+
+const directoryOptionsSchema = optionsSchema.extend({
+  base: z.string().regex(/^\/(?!\/)/, 'must be a path that starts with one /, like /docs/').optional(),
+} satisfies Pick<ShapeOf<DirectoryOptions>, 'base'>)
+const schemaMatchesDirectoryOptions: Same<z.input<typeof directoryOptionsSchema>, DirectoryOptions> = true
+void schemaMatchesDirectoryOptions
+
+/** `resolveOptions` for a folder: the same decisions, and the base path it is served below. */
+export function resolveDirectoryOptions(options: DirectoryOptions = {}, env: Env = process.env): { options: ResolvedOptions; base: string } {
+  const parsed = directoryOptionsSchema.safeParse(options ?? {})
+  if (!parsed.success) throw optionsError(parsed.error)
+  const { base, ...rest } = parsed.data
+  return { options: resolveOptions(rest, env), base: base ?? '/' }
 }
 
 /** Throws what `resolveOptions` found wrong, if anything: one message, every problem. */

@@ -11,6 +11,7 @@ import { inlineCriticalCss } from '../html/inline.ts'
 import type { BuildOutput } from './build-server.ts'
 import { cacheDirectory, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError } from './errors.ts'
+import { noPagesMessage, type Framework } from './frameworks.ts'
 import { embeddedMode } from './modes/embedded.ts'
 import type { Mode, Renderer } from './modes/mode.ts'
 import { remoteMode } from './modes/remote.ts'
@@ -30,6 +31,8 @@ export interface RunInput {
   signal?: AbortSignal
   /** The whole build output, served to the embedded service's browser when no service is configured. */
   output?: BuildOutput
+  /** The framework the build belongs to, when the adapter can tell: named when the build emits no page. */
+  framework?: Framework | null
 }
 
 export interface RunResult {
@@ -104,14 +107,18 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
   const { options, logger } = input
   const started = performance.now()
   const startedAt = new Date().toISOString()
-  const pages: PageWork[] = mode.plan([...input.html.keys()].filter(isHtmlFile)).map((page) => ({
+  const files = [...input.html.keys()].filter(isHtmlFile)
+  const pages: PageWork[] = mode.plan(files).map((page) => ({
     ...page,
     html: decode(input.html.get(page.file)!),
     shown: mode.shown(page),
     key: null,
   }))
   const updated = new Map<string, string>()
-  if (pages.length === 0) return { updated, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
+  if (pages.length === 0) {
+    if (files.length === 0) logger.warn(noPagesMessage(input.framework ?? null))
+    return { updated, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
+  }
 
   const cacheDir = options.cache ? cacheDirectory(options.cache.dir, input.root) : null
   const cache: ResultCache | null = options.cache ? createResultCache({ dir: cacheDir!, ttlMs: options.cache.ttlMs }) : null
@@ -139,10 +146,16 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
   }
   const keep = async (page: PageWork, css: string): Promise<void> => {
     if (!cache || page.key === null || cacheWriteFailed) return
-    await cache.set(page.key, css).catch((error: unknown) => {
-      cacheWriteFailed = true
-      logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
-    })
+    // Kept for the page as it came and as it leaves: a run over its own output (a folder
+    // processed twice) finds the CSS already there and changes nothing.
+    const output = updated.get(page.file)
+    const keys = new Set([page.key, ...(output === undefined ? [] : [await mode.cacheKey(page, output)])])
+    for (const key of keys) {
+      await cache.set(key, css).catch((error: unknown) => {
+        if (!cacheWriteFailed) logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
+        cacheWriteFailed = true
+      })
+    }
   }
 
   const misses: PageWork[] = []

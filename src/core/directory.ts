@@ -1,0 +1,79 @@
+/**
+ * A built folder as the build output: what static-site generators leave behind once the
+ * bundler is done (Astro, VitePress, SvelteKit, Eleventy, Docusaurus, Hugo…). Every `.html`
+ * below the folder is a page (or the `pages` option), with the plugin's options, cache,
+ * report, failure policy and embedded default; the pages are written back all at once.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join, relative, resolve, sep } from 'node:path'
+import { directoryOutput } from './build-server.ts'
+import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
+import { writeFilesAtomic } from './files.ts'
+import { resolveDirectoryOptions, type DirectoryOptions } from './options.ts'
+import { isHtmlFile } from './pages.ts'
+import type { BuildLogger, BuildReport } from './report.ts'
+import { runCriticalCss } from './run.ts'
+
+export interface DirectoryContext {
+  /** Where progress, warnings and the summary go. Default: standard error. */
+  logger?: BuildLogger
+  /** Project root: `cache.dir` and `report` are relative to it. Default: the working directory. */
+  root?: string
+  signal?: AbortSignal
+  /** Env vars to read `CRITICAL_CSS_*` from. Default: `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>
+}
+
+export interface DirectoryResult {
+  report: BuildReport
+  /** Pages written with critical CSS, relative to the folder (`/` separators). */
+  written: string[]
+}
+
+/** Dependencies and dot folders are not the site's pages. */
+function skipped(name: string): boolean {
+  return name === 'node_modules' || name.startsWith('.')
+}
+
+async function htmlFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  const files: string[] = []
+  for (const entry of entries) {
+    if (!entry.isFile() || !isHtmlFile(entry.name)) continue
+    const file = relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/')
+    if (!file.split('/').some(skipped)) files.push(file)
+  }
+  return files.sort()
+}
+
+const stderrLogger: BuildLogger = {
+  info: (message) => process.stderr.write(`${message}\n`),
+  warn: (message) => process.stderr.write(`warning: ${message}\n`),
+}
+
+/**
+ * Gives every page in `dir` its critical CSS. Nothing is written unless the run finishes:
+ * a configuration error, a strict failure or an interrupt leaves every file as it was, and
+ * the new pages are written temp-first, then renamed. A second run over its own output
+ * changes nothing.
+ */
+export async function processDirectory(dir: string, options: DirectoryOptions = {}, context: DirectoryContext = {}): Promise<DirectoryResult> {
+  const { options: resolved, base } = resolveDirectoryOptions(options, context.env)
+  if (resolved.enabled === false) return { report: { service: null, startedAt: new Date().toISOString(), ms: 0, pages: [] }, written: [] }
+  const folder = resolve(dir)
+  const found = await stat(folder).catch(() => null)
+  if (!found?.isDirectory()) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} is not a directory: give the folder your site was built into.`)
+  const html = new Map<string, Uint8Array>()
+  for (const file of await htmlFiles(folder)) html.set(file, await readFile(join(folder, file)))
+  const { updated, report } = await runCriticalCss({
+    options: resolved,
+    html,
+    base,
+    root: resolve(context.root ?? process.cwd()),
+    logger: context.logger ?? stderrLogger,
+    output: { read: directoryOutput(folder) },
+    ...(context.signal ? { signal: context.signal } : {}),
+  })
+  await writeFilesAtomic(new Map([...updated].map(([file, text]) => [join(folder, file), text])))
+  return { report, written: [...updated.keys()].sort() }
+}

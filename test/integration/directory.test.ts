@@ -1,0 +1,240 @@
+/**
+ * A built folder as the output, as a static-site user sees it: `processDirectory` and the
+ * `critical-css` CLI over a plain folder, in embedded mode (real Chromium) and against
+ * the fake service (402, strict). Pages get critical CSS and nothing else changes; a
+ * second run changes nothing; a failure leaves every file as it was.
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { processDirectory } from '../../src/index.ts'
+import { inlineCriticalCss } from '../../src/html/inline.ts'
+import type { BuildLogger } from '../../src/core/report.ts'
+import { withoutBrowser } from '../fixtures/browser.ts'
+import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
+import { SITE_CSS } from '../fixtures/sites.ts'
+
+const CLI = fileURLToPath(new URL('../../src/cli/critical-css.ts', import.meta.url))
+const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url))
+const TOKEN = 'tok_directory_0123456789abcdef'
+const QUOTA_ONE = 'tok_directory_quota1_0123456'
+const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
+
+function page(title: string, base: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${title}</title>
+<link rel="stylesheet" href="${base}style.css">
+</head>
+<body>
+<header class="hero"><h1>${title}</h1></header>
+<main class="grid"><p>One</p><p>Two</p><p>Three</p></main>
+<footer class="below">Below the fold</footer>
+</body>
+</html>
+`
+}
+
+const PAGES = ['index.html', 'pricing/index.html', 'about.html'] as const
+const temps: string[] = []
+
+/** A project with a built site in `dist/` (pages linking `${base}style.css`), and a package.json so the cache stays inside. */
+async function project(base = '/'): Promise<{ root: string; dist: string }> {
+  const root = await mkdtemp(join(tmpdir(), 'ucc-directory-'))
+  temps.push(root)
+  const dist = join(root, 'dist')
+  await writeFile(join(root, 'package.json'), '{ "private": true }\n')
+  for (const file of PAGES) {
+    await mkdir(dirname(join(dist, file)), { recursive: true })
+    await writeFile(join(dist, file), page(file, base))
+  }
+  await writeFile(join(dist, 'style.css'), SITE_CSS)
+  await writeFile(join(dist, 'robots.txt'), 'User-agent: *\n')
+  return { root, dist }
+}
+
+async function tree(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>()
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) files.set(join(entry.parentPath, entry.name).slice(dir.length + 1).split('\\').join('/'), await readFile(join(entry.parentPath, entry.name), 'utf8'))
+  }
+  return files
+}
+
+function quiet(): BuildLogger & { infos: string[]; warnings: string[] } {
+  const infos: string[] = []
+  const warnings: string[] = []
+  return { infos, warnings, info: (message) => infos.push(message), warn: (message) => warnings.push(message) }
+}
+
+function cli(cwd: string, ...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const env = { ...process.env }
+  for (const name of ['CRITICAL_CSS_BASE_URL', 'CRITICAL_CSS_API_TOKEN', 'CRITICAL_CSS_SITE_URL']) delete env[name]
+  const result = spawnSync(process.execPath, ['--import', TSX, CLI, ...args], { cwd, env, encoding: 'utf8', timeout: 120_000 })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+afterAll(async () => {
+  await Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true })))
+})
+
+describe('processDirectory, embedded mode', () => {
+  it('inlines every page, changes nothing else, and a second run over its own output changes nothing without a browser', async () => {
+    const { root, dist } = await project()
+    const before = await tree(dist)
+    const { report, written } = await processDirectory(dist, {}, { root, logger: quiet(), env: {} })
+    expect(written).toEqual(['about.html', 'index.html', 'pricing/index.html'])
+    expect(report.pages.map((entry) => entry.outcome)).toEqual(['inlined', 'inlined', 'inlined'])
+    const after = await tree(dist)
+    for (const [file, text] of before) {
+      if (!file.endsWith('.html')) {
+        expect(after.get(file), file).toBe(text)
+        continue
+      }
+      const css = CRITICAL.exec(after.get(file)!)?.[1] ?? ''
+      // Above the fold: the 100vh hero; below it: the footer.
+      expect(css).toContain('.hero{')
+      expect(css).not.toContain('.below')
+      // The page is its input with the inliner's edits and nothing else.
+      expect(after.get(file)).toBe(inlineCriticalCss(text, css).html)
+    }
+    const again = await withoutBrowser(() => processDirectory(dist, {}, { root, logger: quiet(), env: {} }))
+    expect(again.written).toEqual([])
+    expect(again.report.pages.map((entry) => entry.source)).toEqual(['cache', 'cache', 'cache'])
+    expect(await tree(dist)).toEqual(after)
+  }, 120_000)
+
+  it('without the cache, a second run renders its own output and still changes nothing', async () => {
+    const { root, dist } = await project()
+    await processDirectory(dist, { cache: false, pages: ['/'] }, { root, logger: quiet(), env: {} })
+    const first = await tree(dist)
+    const again = await processDirectory(dist, { cache: false, pages: ['/'] }, { root, logger: quiet(), env: {} })
+    expect(again.report.pages.map((entry) => [entry.source, entry.outcome])).toEqual([['service', 'unchanged']])
+    expect(await tree(dist)).toEqual(first)
+  }, 120_000)
+
+  it('serves the folder below `base`', async () => {
+    const { root, dist } = await project('/docs/')
+    const { report } = await processDirectory(dist, { base: '/docs/', cache: false }, { root, logger: quiet(), env: {} })
+    expect(report.pages.map((entry) => [entry.url, entry.outcome])).toEqual([
+      ['/docs/about.html', 'inlined'],
+      ['/docs/', 'inlined'],
+      ['/docs/pricing/', 'inlined'],
+    ])
+    expect(CRITICAL.exec(await readFile(join(dist, 'index.html'), 'utf8'))?.[1]).toContain('.hero{')
+  }, 120_000)
+
+  it('refuses what is not a folder, and a bad base, before any work', async () => {
+    const { root, dist } = await project()
+    await expect(processDirectory(join(root, 'nowhere'), {}, { root, env: {} })).rejects.toThrow(/nowhere is not a directory/)
+    await expect(processDirectory(dist, { base: 'docs' } as never, { root, env: {} })).rejects.toThrow(/option `base`: must be a path/)
+  })
+})
+
+describe('processDirectory against a service', () => {
+  let fake: FakeService
+  beforeAll(async () => {
+    fake = await startFakeService({
+      tokens: { [TOKEN]: { plan: 'ent' }, [QUOTA_ONE]: { plan: 'ent', quota: 1 } },
+      behaviour: (url) => ({ css: `.hero{color:#123}/*${new URL(url).pathname}*/`, instant: true }),
+    })
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('402 leaves the pages it hit byte-identical and inlines the rest; strict writes nothing at all', async () => {
+    const { root, dist } = await project()
+    const before = await tree(dist)
+    const service = { baseUrl: fake.url, siteUrl: 'https://site.example/', cache: false as const, concurrency: 1 }
+    const logger = quiet()
+    const { written, report } = await processDirectory(dist, { ...service, token: QUOTA_ONE }, { root, logger, env: {} })
+    expect(report.pages.map((entry) => entry.outcome)).toEqual(['inlined', 'failed', 'failed'])
+    expect(written).toEqual(['about.html'])
+    expect(logger.warnings.join('\n')).toMatch(/402 plan_limit_reached/)
+    const after = await tree(dist)
+    expect(after.get('index.html')).toBe(before.get('index.html'))
+    expect(after.get('pricing/index.html')).toBe(before.get('pricing/index.html'))
+
+    const strict = await project()
+    const strictBefore = await tree(strict.dist)
+    await expect(processDirectory(strict.dist, { ...service, token: QUOTA_ONE, strict: true }, { root: strict.root, logger: quiet(), env: {} })).rejects.toThrow(
+      /got no critical CSS, and `strict` is on/,
+    )
+    expect(await tree(strict.dist)).toEqual(strictBefore)
+  })
+
+  it('takes the service from the env like the plugin, and keeps the token out of the report', async () => {
+    const { root, dist } = await project()
+    const env = { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: TOKEN, CRITICAL_CSS_SITE_URL: 'https://site.example/' }
+    const { report } = await processDirectory(dist, { cache: false, report: 'report.json' }, { root, logger: quiet(), env })
+    expect(report.pages.every((entry) => entry.outcome === 'inlined')).toBe(true)
+    expect(report.pages.map((entry) => entry.url)).toEqual(['https://site.example/about.html', 'https://site.example/', 'https://site.example/pricing/'])
+    const written = await readFile(join(root, 'report.json'), 'utf8')
+    expect(written).toContain('https://site.example/pricing/')
+    expect(written).not.toContain(TOKEN)
+  })
+})
+
+describe('the critical-css CLI', () => {
+  it('prints help, and refuses bad usage with exit 2 before touching anything', async () => {
+    const { root, dist } = await project()
+    const before = await tree(dist)
+    expect(cli(root, '--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('--viewports LIST') })
+    for (const args of [[], ['dist', 'other'], ['dist', '--viewports', '1300by900'], ['dist', '--preload', 'lazy'], ['dist', '--concurrency', 'many'], ['dist', '--frobnicate']]) {
+      const run = cli(root, ...args)
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr).toContain('critical-css --help')
+    }
+    expect(await tree(dist)).toEqual(before)
+  })
+
+  it('processes a folder: summary on stderr, report on stdout with --json, exit 0; a missing folder exits 1', async () => {
+    const { root, dist } = await project()
+    const run = cli(root, 'dist', '--json', '--viewports', '1300x900', '--no-cache')
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toMatch(/3 pages · 3 inlined/)
+    const report = JSON.parse(run.stdout) as { pages: { file: string; outcome: string }[] }
+    expect(report.pages.map((entry) => [entry.file, entry.outcome])).toEqual([
+      ['about.html', 'inlined'],
+      ['index.html', 'inlined'],
+      ['pricing/index.html', 'inlined'],
+    ])
+    expect(await readFile(join(dist, 'index.html'), 'utf8')).toMatch(CRITICAL)
+    expect(cli(root, 'missing').code).toBe(1)
+  }, 120_000)
+
+  it('strict with a page the service fails: exit 1 and every file as it was', async () => {
+    const fake = await startFakeService({
+      tokens: { [TOKEN]: { plan: 'ent' } },
+      behaviour: (url) => (url.endsWith('/pricing/') ? { failure: { code: 'render_failed', message: 'boom' } } : { css: '.hero{color:red}', instant: true }),
+    })
+    try {
+      const { root, dist } = await project()
+      const before = await tree(dist)
+      const env = ['--site-url', 'https://site.example/', '--no-cache', '--strict']
+      // Not spawnSync: the fake service answers from this process's event loop.
+      const child = spawn(process.execPath, ['--import', TSX, CLI, 'dist', ...env], {
+        cwd: root,
+        env: { ...process.env, CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: TOKEN },
+      })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      const status = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+      const result = { status, stdout, stderr }
+      expect(result.status, result.stderr).toBe(1)
+      expect(result.stderr).toMatch(/1 of 3 pages got no critical CSS/)
+      expect(result.stderr + result.stdout).not.toContain(TOKEN)
+      expect(await tree(dist)).toEqual(before)
+    } finally {
+      await fake.close()
+    }
+  })
+})
