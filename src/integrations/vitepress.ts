@@ -1,0 +1,24 @@
+/**
+ * VitePress renders its pages after the client build; its `buildEnd` hook runs once they
+ * are written to `outDir`.
+ *
+ *   export default defineConfig({ buildEnd: criticalCss() })
+ */
+import { processDirectory } from '../core/directory.ts'
+import type { Options } from '../core/options.ts'
+import { buildLogger, type FrameworkLogger } from './log.ts'
+
+/** The part of VitePress's `SiteConfig` this hook uses. */
+export interface VitePressSiteConfigLike {
+  root: string
+  outDir: string
+  site: { base: string }
+  logger?: FrameworkLogger
+}
+
+/** `buildEnd` for `.vitepress/config`: gives every page VitePress wrote its critical CSS. */
+export default function criticalCss(options: Options = {}): (siteConfig: VitePressSiteConfigLike) => Promise<void> {
+  return async (siteConfig) => {
+    await processDirectory(siteConfig.outDir, { ...options, base: siteConfig.site.base }, { root: siteConfig.root, logger: buildLogger(siteConfig.logger) })
+  }
+}
