@@ -10,8 +10,8 @@ export interface Framework {
 }
 
 const FRAMEWORKS: readonly (Framework & { plugin: RegExp })[] = [
-  { name: 'VitePress', plugin: /^vitepress$/, instead: 'run `critical-css .vitepress/dist --base <your base>` after `vitepress build`' },
-  { name: 'Astro', plugin: /^astro:/, instead: 'run `critical-css dist` after `astro build`' },
+  { name: 'VitePress', plugin: /^vitepress$/, instead: "set `buildEnd: criticalCss()` in .vitepress/config, with `import criticalCss from 'unplugin-critical-css/vitepress'`" },
+  { name: 'Astro', plugin: /^astro:/, instead: "add the integration instead of the Vite plugin: `integrations: [criticalCss()]`, with `import criticalCss from 'unplugin-critical-css/astro'`" },
   { name: 'SvelteKit', plugin: /^vite-plugin-sveltekit/, instead: 'run `critical-css build` after `vite build` (adapter-static)' },
   { name: 'Nuxt', plugin: /^nuxt:/, instead: 'run `critical-css .output/public` after `nuxt generate`' },
 ]

@@ -45,6 +45,6 @@ describe('a client build with no HTML page', () => {
     // VitePress's own plugin is named `vitepress`; its pages are rendered after the client build.
     const warnings = await buildWithoutHtml([{ name: 'vitepress' }])
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatch(/VitePress writes its pages after the bundler: run `critical-css \.vitepress\/dist/)
+    expect(warnings[0]).toMatch(/VitePress writes its pages after the bundler: set `buildEnd: criticalCss\(\)` in \.vitepress\/config, with `import criticalCss from 'unplugin-critical-css\/vitepress'`/)
   })
 })
