@@ -15,30 +15,13 @@ import { inlineCriticalCss } from '../../src/html/inline.ts'
 import type { BuildLogger } from '../../src/core/report.ts'
 import { withoutBrowser } from '../fixtures/browser.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
-import { SITE_CSS } from '../fixtures/sites.ts'
+import { SITE_CSS, page } from '../fixtures/sites.ts'
 
 const CLI = fileURLToPath(new URL('../../src/cli/critical-css.ts', import.meta.url))
 const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url))
 const TOKEN = 'tok_directory_0123456789abcdef'
 const QUOTA_ONE = 'tok_directory_quota1_0123456'
 const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
-
-function page(title: string, base: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>${title}</title>
-<link rel="stylesheet" href="${base}style.css">
-</head>
-<body>
-<header class="hero"><h1>${title}</h1></header>
-<main class="grid"><p>One</p><p>Two</p><p>Three</p></main>
-<footer class="below">Below the fold</footer>
-</body>
-</html>
-`
-}
 
 const PAGES = ['index.html', 'pricing/index.html', 'about.html'] as const
 const temps: string[] = []
@@ -51,7 +34,7 @@ async function project(base = '/'): Promise<{ root: string; dist: string }> {
   await writeFile(join(root, 'package.json'), '{ "private": true }\n')
   for (const file of PAGES) {
     await mkdir(dirname(join(dist, file)), { recursive: true })
-    await writeFile(join(dist, file), page(file, base))
+    await writeFile(join(dist, file), page(file, `<link rel="stylesheet" href="${base}style.css">\n`))
   }
   await writeFile(join(dist, 'style.css'), SITE_CSS)
   await writeFile(join(dist, 'robots.txt'), 'User-agent: *\n')
