@@ -30,9 +30,20 @@ function install(dir: string): void {
   symlinkSync(relative(join(dir, 'node_modules'), REPO), link, 'dir')
 }
 
+// Every project is tried, so one broken lock file does not hide another.
+const failed: string[] = []
 if (existsSync(FRAMEWORKS)) {
   for (const name of readdirSync(FRAMEWORKS).sort()) {
     const dir = join(FRAMEWORKS, name)
-    if (existsSync(join(dir, 'package-lock.json'))) install(dir)
+    if (!existsSync(join(dir, 'package-lock.json'))) continue
+    try {
+      install(dir)
+    } catch (error) {
+      failed.push(error instanceof Error ? error.message : String(error))
+    }
   }
+}
+if (failed.length > 0) {
+  console.error(failed.join('\n'))
+  process.exit(1)
 }

@@ -8,6 +8,7 @@ import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../client/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
+import { stylesheetHrefs } from '../html/scan.ts'
 import type { BuildOutput } from './build-server.ts'
 import { cacheDirectory, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError } from './errors.ts'
@@ -140,6 +141,9 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
       stillBlocking,
     })
   }
+  const leave = (page: PageWork, message: string): void => {
+    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, stillBlocking: 0 })
+  }
   const fail = (page: PageWork, message: string, source: PageReport['source'], ms: number): void => {
     reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0 })
     logger.warn(`critical CSS for ${page.shown} (${page.file}) failed, page left unchanged: ${message}`)
@@ -163,6 +167,8 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
     pages.map(async (page) => {
       const begun = performance.now()
       if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
+      // Inline CSS already paints with the page: critical CSS would only repeat it.
+      if (stylesheetHrefs(page.html).length === 0) return leave(page, 'no stylesheet link in its head to defer')
       page.key = cache ? await mode.cacheKey(page, page.html) : null
       const hit = page.key !== null ? await cache!.get(page.key) : null
       if (hit) finish(page, hit.css, 'cache', performance.now() - begun)

@@ -70,7 +70,8 @@ describe('processDirectory, embedded mode', () => {
   it('inlines every page, changes nothing else, and a second run over its own output changes nothing without a browser', async () => {
     const { root, dist } = await project()
     const before = await tree(dist)
-    const { report, written } = await processDirectory(dist, {}, { root, logger: quiet(), env: {} })
+    // `media` keeps a stylesheet link in the head, so the second run asks the cache (the default leaves none: see below).
+    const { report, written } = await processDirectory(dist, { preload: 'media' }, { root, logger: quiet(), env: {} })
     expect(written).toEqual(['about.html', 'index.html', 'pricing/index.html'])
     expect(report.pages.map((entry) => entry.outcome)).toEqual(['inlined', 'inlined', 'inlined'])
     const after = await tree(dist)
@@ -84,9 +85,9 @@ describe('processDirectory, embedded mode', () => {
       expect(css).toContain('.hero{')
       expect(css).not.toContain('.below')
       // The page is its input with the inliner's edits and nothing else.
-      expect(after.get(file)).toBe(inlineCriticalCss(text, css).html)
+      expect(after.get(file)).toBe(inlineCriticalCss(text, css, { preload: 'media' }).html)
     }
-    const again = await withoutBrowser(() => processDirectory(dist, {}, { root, logger: quiet(), env: {} }))
+    const again = await withoutBrowser(() => processDirectory(dist, { preload: 'media' }, { root, logger: quiet(), env: {} }))
     expect(again.written).toEqual([])
     expect(again.report.pages.map((entry) => entry.source)).toEqual(['cache', 'cache', 'cache'])
     expect(await tree(dist)).toEqual(after)
@@ -94,12 +95,30 @@ describe('processDirectory, embedded mode', () => {
 
   it('without the cache, a second run renders its own output and still changes nothing', async () => {
     const { root, dist } = await project()
-    await processDirectory(dist, { cache: false, pages: ['/'] }, { root, logger: quiet(), env: {} })
+    // `media` keeps the stylesheet link in the head, so the second run renders the page, critical style and all.
+    const options = { cache: false as const, pages: ['/'], preload: 'media' as const }
+    await processDirectory(dist, options, { root, logger: quiet(), env: {} })
     const first = await tree(dist)
-    const again = await processDirectory(dist, { cache: false, pages: ['/'] }, { root, logger: quiet(), env: {} })
+    const again = await processDirectory(dist, options, { root, logger: quiet(), env: {} })
     expect(again.report.pages.map((entry) => [entry.source, entry.outcome])).toEqual([['service', 'unchanged']])
     expect(await tree(dist)).toEqual(first)
+    // With the default strategy the head has no stylesheet left to defer: the page is not even rendered.
+    const { root: other, dist: otherDist } = await project()
+    await processDirectory(otherDist, { cache: false, pages: ['/'] }, { root: other, logger: quiet(), env: {} })
+    const processed = await tree(otherDist)
+    const skipped = await processDirectory(otherDist, { cache: false, pages: ['/'] }, { root: other, logger: quiet(), env: {} })
+    expect(skipped.report.pages.map((entry) => [entry.source, entry.outcome, entry.message])).toEqual([[null, 'unchanged', 'no stylesheet link in its head to defer']])
+    expect(await tree(otherDist)).toEqual(processed)
   }, 120_000)
+
+  it('leaves a page whose CSS is all inline as it is, without rendering it', async () => {
+    const { root, dist } = await project()
+    const inline = '<!doctype html><html><head><title>x</title><style>.hero{min-height:100vh}</style></head><body><header class="hero">x</header></body></html>\n'
+    await writeFile(join(dist, 'inline.html'), inline)
+    const { report } = await withoutBrowser(() => processDirectory(dist, { cache: false, pages: ['/inline.html'] }, { root, logger: quiet(), env: {} }))
+    expect(report.pages.map((entry) => [entry.outcome, entry.source])).toEqual([['unchanged', null]])
+    expect(await readFile(join(dist, 'inline.html'), 'utf8')).toBe(inline)
+  })
 
   it('serves the folder below `base`', async () => {
     const { root, dist } = await project('/docs/')
