@@ -17,6 +17,7 @@ export default defineConfig({
     vitepress: 'src/vitepress.ts',
     eleventy: 'src/eleventy.ts',
     docusaurus: 'src/docusaurus.ts',
+    nuxt: 'src/nuxt.ts',
   },
   format: 'esm',
   platform: 'node',

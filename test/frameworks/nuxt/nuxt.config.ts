@@ -1,0 +1,24 @@
+// The integration as a user adds it, by package name; UCC_TEST_OPTIONS carries its options
+// as JSON from the test ('off': build without it).
+const ucc = process.env.UCC_TEST_OPTIONS
+
+export default defineNuxtConfig({
+  compatibilityDate: '2025-07-15',
+  devtools: { enabled: false },
+  telemetry: false,
+  css: ['~/assets/site.css'],
+  // Nuxt 3 inlines styles into its pages by default; linked, they are what critical CSS is for.
+  features: { inlineStyles: false },
+  modules: ucc === 'off' ? [] : [['unplugin-critical-css/nuxt', ucc ? JSON.parse(ucc) : {}]],
+  // Reproducible pages: Nuxt writes a random build id and the time each page was rendered
+  // into every page, so no two builds match byte for byte and embedded mode's cache, keyed
+  // on the page's bytes, would never see the same page twice.
+  buildId: 'ucc-fixture',
+  nitro: {
+    hooks: {
+      'prerender:generate'(route) {
+        if (route.contents) route.contents = route.contents.replace(/\b\d{13}\b/g, '1700000000000')
+      },
+    },
+  },
+})
