@@ -22,7 +22,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   integrations: ['core'],
   cli: ['core', 'html'],
   // Entry files (src/*.ts) re-export any layer.
-  '.': ['adapters', 'core', 'client', 'html', 'contract', 'service', 'engine'],
+  '.': ['adapters', 'integrations', 'core', 'client', 'html', 'contract', 'service', 'engine'],
 }
 /** Dynamic `import()` may reach further down: embedded mode loads the service and engine only when it renders. */
 const DYNAMIC_ALLOWED: Record<string, readonly string[]> = { core: ['service', 'engine'] }
