@@ -1,6 +1,8 @@
 /**
  * VitePress renders its pages after the client build; its `buildEnd` hook runs once they
- * are written to `outDir`.
+ * are written to `outDir` (VitePress 1.x; `vitepress build --base/--outDir` are already
+ * applied to the config it passes). `cache.dir` and `report` are relative to the VitePress
+ * root, the folder holding `.vitepress`, as VitePress's own paths are.
  *
  *   export default defineConfig({ buildEnd: criticalCss() })
  */
