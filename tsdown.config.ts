@@ -18,6 +18,7 @@ export default defineConfig({
     eleventy: 'src/eleventy.ts',
     docusaurus: 'src/docusaurus.ts',
     nuxt: 'src/nuxt.ts',
+    sveltekit: 'src/sveltekit.ts',
   },
   format: 'esm',
   platform: 'node',
