@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
+import { renderKeyText } from '../../html/render-key.ts'
 import { stylesheetHrefs } from '../../html/scan.ts'
 import { serveBuild, type BuildOutput, type FileFinder } from '../build-server.ts'
 import { cacheKey } from '../cache.ts'
@@ -70,7 +71,7 @@ export async function embeddedMode(options: ResolvedOptions, output: BuildOutput
     },
     async cacheKey(page, html) {
       const sheets = stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, page.url) ? [new URL(href, page.url)] : []))
-      const contents = [sha256(html), ...(await Promise.all(sheets.map(stylesheetHash)))]
+      const contents = [sha256(renderKeyText(html)), ...(await Promise.all(sheets.map(stylesheetHash)))]
       return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, contents })
     },
     async open(count, logger) {

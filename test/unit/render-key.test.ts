@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest'
+import { renderKeyText } from '../../src/html/render-key.ts'
+
+/** A page as `nuxt generate` writes it (trimmed): the build id and render time are stamped into a preload and two scripts. */
+function nuxtPage(buildId: string, renderedAt: number, heading = 'Home'): string {
+  return `<!DOCTYPE html><html><head><meta charset="utf-8">
+<link rel="stylesheet" href="/_nuxt/entry.BvR3.css" crossorigin>
+<link rel="modulepreload" as="script" crossorigin href="/_nuxt/Cx1z.js">
+<link rel="preload" as="fetch" crossorigin="anonymous" href="/_payload.json?_b=${buildId}">
+<script type="module" src="/_nuxt/Cx1z.js" crossorigin></script></head><body><div id="__nuxt"><header class="hero"><h1>${heading}</h1></header></div>
+<script>window.__NUXT__={};window.__NUXT__.config={app:{baseURL:"/",buildId:"${buildId}"}}</script>
+<script type="application/json" data-nuxt-data="nuxt-app" id="__NUXT_DATA__" data-src="/_payload.json?_b=${buildId}">[{"prerenderedAt":1},${renderedAt}]</script></body></html>`
+}
+
+describe('renderKeyText', () => {
+  it('is the same for two builds of one page that differ only in build id and render time', () => {
+    const first = nuxtPage('24d136b7-4afe-4fef-8379-19baae45aaa1', 1795443913317)
+    const second = nuxtPage('78ffb4a3-7681-4f10-89fb-9c4e7cfe439c', 1795443920154)
+    expect(first).not.toBe(second)
+    expect(renderKeyText(first)).toBe(renderKeyText(second))
+  })
+
+  it('still tells apart what the browser renders and the stylesheets linked', () => {
+    const page = nuxtPage('a', 1)
+    expect(renderKeyText(nuxtPage('a', 1, 'Pricing'))).not.toBe(renderKeyText(page))
+    expect(renderKeyText(page.replace('entry.BvR3.css', 'entry.Qq9.css'))).not.toBe(renderKeyText(page))
+    expect(renderKeyText(page)).toContain('<link rel="stylesheet" href="/_nuxt/entry.BvR3.css" crossorigin>')
+    expect(renderKeyText(page)).not.toMatch(/<script|modulepreload|_payload/)
+  })
+
+  it('keeps a document without scripts as it is, and ends an unclosed script at the end', () => {
+    const plain = '<!doctype html><html><head><link rel="StyleSheet" href="/a.css"></head><body><p>x</p></body></html>'
+    expect(renderKeyText(plain)).toBe(plain)
+    expect(renderKeyText('<p>x</p><script>let a = "</p>"')).toBe('<p>x</p>')
+  })
+})
