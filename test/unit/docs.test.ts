@@ -178,7 +178,9 @@ describe('code examples', () => {
   })
 
   it('resolves the package to src/, not to a build', () => {
-    const entries = ['index', 'vite', 'webpack', 'rspack', 'rollup', 'rolldown', 'esbuild', 'client', 'service']
+    // The package's entries, as its exports map names them.
+    const exportsMap = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports
+    const entries = Object.keys(exportsMap).filter((key) => key !== './package.json').map((key) => (key === '.' ? 'index' : key.slice(2)))
     const imported = new Set(
       CHECKED.flatMap((block) => [...block.code.matchAll(/from\s+['"]unplugin-critical-css(?:\/([a-z]+))?['"]/g)].map((match) => match[1] ?? 'index')),
     )
