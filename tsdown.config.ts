@@ -25,4 +25,6 @@ export default defineConfig({
   target: 'node20.19',
   dts: true,
   clean: true,
+  // Docusaurus require()s its plugins: a CommonJS door to the ESM build (see the file).
+  copy: [{ from: 'src/docusaurus.cjs', to: 'dist' }],
 })

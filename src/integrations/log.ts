@@ -14,7 +14,15 @@ export interface FrameworkLogger {
 export function buildLogger(logger: FrameworkLogger | null | undefined): BuildLogger {
   if (logger) return { info: (message) => logger.info(message), warn: (message) => logger.warn(message) }
   return {
-    info: (message) => console.log(`[${PLUGIN_NAME}] ${message}`),
-    warn: (message) => console.warn(`[${PLUGIN_NAME}] ${message}`),
+    info: (message) => console.log(prefixed(message)),
+    warn: (message) => console.warn(prefixed(message)),
   }
+}
+
+/** Every line with our name: the summary table is many lines, and each may be read alone. */
+function prefixed(message: string): string {
+  return message
+    .split('\n')
+    .map((line) => `[${PLUGIN_NAME}] ${line}`)
+    .join('\n')
 }
