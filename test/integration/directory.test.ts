@@ -4,7 +4,7 @@
  * the fake service (402, strict). Pages get critical CSS and nothing else changes; a
  * second run changes nothing; a failure leaves every file as it was.
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -55,11 +55,17 @@ function quiet(): BuildLogger & { infos: string[]; warnings: string[] } {
   return { infos, warnings, info: (message) => infos.push(message), warn: (message) => warnings.push(message) }
 }
 
-function cli(cwd: string, ...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const env = { ...process.env }
-  for (const name of ['CRITICAL_CSS_BASE_URL', 'CRITICAL_CSS_API_TOKEN', 'CRITICAL_CSS_SITE_URL']) delete env[name]
-  const result = spawnSync(process.execPath, ['--import', TSX, CLI, ...args], { cwd, env, encoding: 'utf8', timeout: 120_000 })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+/** The CLI in a child process, spawned asynchronously: a fake service in this process must be able to answer it. */
+async function cli(cwd: string, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const clean: Record<string, string | undefined> = { ...process.env }
+  for (const name of ['CRITICAL_CSS_BASE_URL', 'CRITICAL_CSS_API_TOKEN', 'CRITICAL_CSS_SITE_URL']) delete clean[name]
+  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], { cwd, env: { ...clean, ...env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  return { code, stdout, stderr }
 }
 
 afterAll(async () => {
@@ -187,9 +193,9 @@ describe('the critical-css CLI', () => {
   it('prints help, and refuses bad usage with exit 2 before touching anything', async () => {
     const { root, dist } = await project()
     const before = await tree(dist)
-    expect(cli(root, '--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('--viewports LIST') })
+    expect(await cli(root, ['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('--viewports LIST') })
     for (const args of [[], ['dist', 'other'], ['dist', '--viewports', '1300by900'], ['dist', '--preload', 'lazy'], ['dist', '--concurrency', 'many'], ['dist', '--frobnicate']]) {
-      const run = cli(root, ...args)
+      const run = await cli(root, args)
       expect(run.code, args.join(' ')).toBe(2)
       expect(run.stderr).toContain('critical-css --help')
     }
@@ -198,7 +204,7 @@ describe('the critical-css CLI', () => {
 
   it('processes a folder: summary on stderr, report on stdout with --json, exit 0; a missing folder exits 1', async () => {
     const { root, dist } = await project()
-    const run = cli(root, 'dist', '--json', '--viewports', '1300x900', '--no-cache')
+    const run = await cli(root, ['dist', '--json', '--viewports', '1300x900', '--no-cache'])
     expect(run.code, run.stderr).toBe(0)
     expect(run.stderr).toMatch(/3 pages · 3 inlined/)
     const report = JSON.parse(run.stdout) as { pages: { file: string; outcome: string }[] }
@@ -208,35 +214,54 @@ describe('the critical-css CLI', () => {
       ['pricing/index.html', 'inlined'],
     ])
     expect(await readFile(join(dist, 'index.html'), 'utf8')).toMatch(CRITICAL)
-    expect(cli(root, 'missing').code).toBe(1)
+    expect((await cli(root, ['missing'])).code).toBe(1)
   }, 120_000)
 
-  it('strict with a page the service fails: exit 1 and every file as it was', async () => {
-    const fake = await startFakeService({
-      tokens: { [TOKEN]: { plan: 'ent' } },
-      behaviour: (url) => (url.endsWith('/pricing/') ? { failure: { code: 'render_failed', message: 'boom' } } : { css: '.hero{color:red}', instant: true }),
+  it('after the site is built again, the pages come from the cache without a browser and come out the same', async () => {
+    const { root, dist } = await project()
+    const built = await tree(dist)
+    expect((await cli(root, ['dist', '--cache-dir', '.ucc'])).code).toBe(0)
+    const first = await tree(dist)
+    // The generator writes the same pages again, without critical CSS.
+    for (const [file, text] of built) await writeFile(join(dist, file), text)
+    const again = await cli(root, ['dist', '--cache-dir', '.ucc'], { CHROME_PATH: '/nonexistent/chrome' })
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toMatch(/3 pages · 3 inlined · 3 from cache/)
+    expect(await tree(dist)).toEqual(first)
+  }, 120_000)
+
+  describe('against a service', () => {
+    let fake: FakeService
+    beforeAll(async () => {
+      fake = await startFakeService({
+        tokens: { [TOKEN]: { plan: 'ent' }, [QUOTA_ONE]: { plan: 'ent', quota: 1 } },
+        behaviour: (url) => (url.endsWith('/pricing/') ? { failure: { code: 'render_failed', message: 'boom' } } : { css: '.hero{color:red}', instant: true }),
+      })
     })
-    try {
+    afterAll(async () => {
+      await fake.close()
+    })
+    const flags = ['dist', '--site-url', 'https://site.example/', '--no-cache', '--concurrency', '1']
+
+    it('402: exit 0, the pages it hit as they were, a warning naming 402, the token nowhere', async () => {
       const { root, dist } = await project()
       const before = await tree(dist)
-      const env = ['--site-url', 'https://site.example/', '--no-cache', '--strict']
-      // Not spawnSync: the fake service answers from this process's event loop.
-      const child = spawn(process.execPath, ['--import', TSX, CLI, 'dist', ...env], {
-        cwd: root,
-        env: { ...process.env, CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: TOKEN },
-      })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const status = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-      const result = { status, stdout, stderr }
-      expect(result.status, result.stderr).toBe(1)
-      expect(result.stderr).toMatch(/1 of 3 pages got no critical CSS/)
-      expect(result.stderr + result.stdout).not.toContain(TOKEN)
+      const run = await cli(root, [...flags, '--pages', '/,/about.html'], { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: QUOTA_ONE })
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stderr).toMatch(/402 plan_limit_reached/)
+      const after = await tree(dist)
+      expect([...after].filter(([file, text]) => text !== before.get(file)).map(([file]) => file)).toEqual(['index.html'])
+      expect(run.stderr + run.stdout).not.toContain(QUOTA_ONE)
+    })
+
+    it('strict with a page the service fails: exit 1 and every file as it was', async () => {
+      const { root, dist } = await project()
+      const before = await tree(dist)
+      const run = await cli(root, [...flags, '--strict'], { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: TOKEN })
+      expect(run.code, run.stderr).toBe(1)
+      expect(run.stderr).toMatch(/1 of 3 pages got no critical CSS/)
+      expect(run.stderr + run.stdout).not.toContain(TOKEN)
       expect(await tree(dist)).toEqual(before)
-    } finally {
-      await fake.close()
-    }
+    })
   })
 })
