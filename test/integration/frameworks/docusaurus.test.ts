@@ -11,66 +11,38 @@
  * file is compared byte for byte. `--no-minify`: a new main bundle costs a 25 s terser pass
  * per build on two cores, and minifying is not what these tests are about.
  */
-import { mkdtemp } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Options } from '../../../src/core/options.ts'
-import { inlineCriticalCss } from '../../../src/html/inline.ts'
-import { startFakeService, type FakeService } from '../../fixtures/fake-service.ts'
-import { frameworkDir, readReport, readTree, removeDirs, runIn, type CommandResult } from '../../fixtures/frameworks.ts'
+import type { FakeService } from '../../fixtures/fake-service.ts'
+import { buildAndRead, criticalCss, expectAllFromCache, expectBuildOk, expectCriticalRules, expectOnlyEdits, expectQuotaOutcome, expectStrictFailure, frameworkDir, NO_BROWSER, output, pagesOf, readReport, readTree, removeDirs, runIn, startQuotaOneService, tempDir, type CommandResult, type OnlyEditsOptions, type Tree } from '../../fixtures/frameworks.ts'
 
 const DIR = frameworkDir('docusaurus')
 const OUT = join(DIR, 'build')
-const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 const MAIN_BUNDLE = /main\.[0-9a-f]{8}\.js/g
 const QUOTA_ONE = 'tok_docusaurus_quota1_012345678'
 const PAGES = ['404.html', 'about/index.html', 'index.html', 'pricing/index.html']
 
 /** Builds the site into `build/` (Docusaurus empties it first) and reads it back. */
-async function build(options: Options | null, env: Record<string, string> = {}): Promise<{ run: CommandResult; files: Map<string, Buffer> }> {
-  const run = await runIn(DIR, 'npx', ['docusaurus', 'build', '--no-minify'], options, env)
-  return { run, files: run.code === 0 ? await readTree(OUT) : new Map() }
-}
-
-function pagesOf(files: Map<string, Buffer>): string[] {
-  return [...files.keys()].filter((file) => file.endsWith('.html')).sort()
-}
-
-function criticalCss(page: Buffer | undefined): string {
-  return CRITICAL.exec(page?.toString('utf8') ?? '')?.[1] ?? ''
-}
-
-function masked(name: string): string {
-  return name.replace(MAIN_BUNDLE, 'main.[hash].js')
+function build(options: Options | null, env: Record<string, string> = {}): Promise<{ run: CommandResult; files: Tree }> {
+  return buildAndRead(DIR, 'npx', ['docusaurus', 'build', '--no-minify'], OUT, options, env)
 }
 
 /**
- * `built` is `baseline` with only the inliner's edits: every file but the main bundle byte
- * for byte, each page `inlineCriticalCss(baseline, its css)` with the bundle's name masked.
+ * Builds with different options differ only in the main bundle: its file is skipped and its
+ * name masked in the pages when they are compared with `expectOnlyEdits`.
  */
-function expectOnlyEdits(baseline: Map<string, Buffer>, built: Map<string, Buffer>): void {
-  expect([...built.keys()].map(masked).sort()).toEqual([...baseline.keys()].map(masked).sort())
-  for (const [file, bytes] of baseline) {
-    if (masked(file) !== file) continue
-    if (!file.endsWith('.html')) {
-      expect(built.get(file)?.equals(bytes), file).toBe(true)
-      continue
-    }
-    const page = built.get(file)?.toString('utf8') ?? ''
-    expect(masked(page), file).toBe(masked(inlineCriticalCss(bytes.toString('utf8'), criticalCss(built.get(file))).html))
-  }
-}
+const MASKED: OnlyEditsOptions = { mask: (text) => text.replace(MAIN_BUNDLE, 'main.[hash].js') }
 
 describe.sequential("Docusaurus: plugins: [['unplugin-critical-css/docusaurus', options]]", () => {
   let temp: string
-  let baseline: Map<string, Buffer>
-  let cold: Map<string, Buffer>
+  let baseline: Tree
+  let cold: Tree
   // The same options for the cold build and the rebuild, so the same main bundle too.
   const cached = (): Options => ({ cache: { dir: join(temp, 'cache') }, report: join(temp, 'report.json') })
 
   beforeAll(async () => {
-    temp = await mkdtemp(join(tmpdir(), 'ucc-docusaurus-'))
+    temp = await tempDir('docusaurus')
   })
   afterAll(async () => {
     await removeDirs(temp, OUT)
@@ -78,12 +50,12 @@ describe.sequential("Docusaurus: plugins: [['unplugin-critical-css/docusaurus', 
 
   it('a cold build gives every page its above-the-fold CSS and changes nothing else', async () => {
     const off = await build(null)
-    expect(off.run.code, off.run.stderr).toBe(0)
+    expectBuildOk(off.run)
     baseline = off.files
     expect(pagesOf(baseline)).toEqual(PAGES)
 
     const on = await build(cached())
-    expect(on.run.code, on.run.stderr).toBe(0)
+    expectBuildOk(on.run)
     cold = on.files
     const report = await readReport(join(temp, 'report.json'))
     expect(report.pages.map((entry) => [entry.url, entry.outcome])).toEqual([
@@ -93,37 +65,28 @@ describe.sequential("Docusaurus: plugins: [['unplugin-critical-css/docusaurus', 
       ['/docs/pricing/', 'inlined'],
     ])
     expect(report.pages.map((entry) => entry.file)).toEqual(pagesOf(cold))
-    for (const file of PAGES) {
-      const css = criticalCss(cold.get(file))
-      // The navbar and the hero fill the first screen; the closing section is only below it.
-      expect(css, file).toContain('.navbar{')
-      if (file !== '404.html') expect(css, file).toContain('.ucc-hero{')
-      expect(css, file).not.toContain('.ucc-below')
-    }
-    expectOnlyEdits(baseline, cold)
+    // The navbar and the hero fill the first screen; the closing section is only below it.
+    expectCriticalRules(cold, (file) => ({ holds: file === '404.html' ? ['.navbar{'] : ['.navbar{', '.ucc-hero{'], not: ['.ucc-below'] }))
+    expectOnlyEdits(baseline, cold, MASKED)
   }, 180_000)
 
   it('a rebuild is served from the cache, with no browser on the machine, and writes the same site', async () => {
-    const again = await build(cached(), { CHROME_PATH: '/nonexistent/chrome' })
-    expect(again.run.code, again.run.stderr).toBe(0)
-    const report = await readReport(join(temp, 'report.json'))
-    expect(report.pages.map((entry) => [entry.source, entry.outcome])).toEqual(PAGES.map(() => ['cache', 'inlined']))
+    const again = await build(cached(), NO_BROWSER)
+    expectBuildOk(again.run)
+    expectAllFromCache(await readReport(join(temp, 'report.json')), PAGES.length)
     expect(again.files).toEqual(cold)
   }, 180_000)
 
   it('refuses a token in the options, which Docusaurus would publish in the site, and names the env var', async () => {
     const run = await runIn(DIR, 'npx', ['docusaurus', 'build', '--no-minify'], { token: 'tok_published_0123456789abcdef' }, {})
     expect(run.code).not.toBe(0)
-    expect(run.stdout + run.stderr).toMatch(/option `token` would be public.*CRITICAL_CSS_API_TOKEN/)
+    expect(output(run)).toMatch(/option `token` would be public.*CRITICAL_CSS_API_TOKEN/)
   }, 60_000)
 
   describe('against a service whose quota runs out after one page', () => {
     let fake: FakeService
     beforeAll(async () => {
-      fake = await startFakeService({
-        tokens: { [QUOTA_ONE]: { plan: 'ent', quota: 1 } },
-        behaviour: () => ({ css: '.ucc-hero{color:#123}', instant: true }),
-      })
+      fake = await startQuotaOneService(QUOTA_ONE, '.ucc-hero{color:#123}')
     })
     afterAll(async () => {
       await fake.close()
@@ -133,24 +96,19 @@ describe.sequential("Docusaurus: plugins: [['unplugin-critical-css/docusaurus', 
 
     it('without strict: the build succeeds, one page is inlined, the others stay byte-identical, and the warning names 402', async () => {
       const { run, files } = await build({ ...service(), report: join(temp, 'report-402.json') }, token)
-      expect(run.code, run.stderr).toBe(0)
-      expect(run.stdout + run.stderr).toMatch(/402 plan_limit_reached/)
+      expectBuildOk(run)
+      expect(output(run)).toMatch(/402 plan_limit_reached/)
       const report = await readReport(join(temp, 'report-402.json'))
       expect(report.pages.map((entry) => entry.outcome).sort()).toEqual(['failed', 'failed', 'failed', 'inlined'])
-      for (const entry of report.pages) {
-        if (entry.outcome === 'inlined') expect(criticalCss(files.get(entry.file))).toBe('.ucc-hero{color:#123}')
-        else expect(masked(files.get(entry.file)!.toString('utf8')), entry.file).toBe(masked(baseline.get(entry.file)!.toString('utf8')))
-      }
-      expectOnlyEdits(baseline, files)
+      expectQuotaOutcome(report, files, baseline, '.ucc-hero{color:#123}', MASKED)
     }, 180_000)
 
     it('with strict: the build exits non-zero naming `strict`, and every page is as Docusaurus wrote it', async () => {
       const run = await runIn(DIR, 'npx', ['docusaurus', 'build', '--no-minify'], { ...service(), strict: true }, token)
-      expect(run.code).not.toBe(0)
-      expect(run.stdout + run.stderr).toMatch(/`strict` is on/)
+      expectStrictFailure(run)
       const files = await readTree(OUT)
       for (const file of PAGES) expect(criticalCss(files.get(file)), file).toBe('')
-      expectOnlyEdits(baseline, files)
+      expectOnlyEdits(baseline, files, MASKED)
     }, 180_000)
   })
 })
