@@ -25,12 +25,21 @@ describe('renderKeyText', () => {
     expect(renderKeyText(nuxtPage('a', 1, 'Pricing'))).not.toBe(renderKeyText(page))
     expect(renderKeyText(page.replace('entry.BvR3.css', 'entry.Qq9.css'))).not.toBe(renderKeyText(page))
     expect(renderKeyText(page)).toContain('<link rel="stylesheet" href="/_nuxt/entry.BvR3.css" crossorigin>')
-    expect(renderKeyText(page)).not.toMatch(/<script|modulepreload|_payload/)
+    expect(renderKeyText(page)).not.toMatch(/modulepreload|_payload|__NUXT__/)
+    expect(renderKeyText(page)).toContain('<script src="/_nuxt/Cx1z.js">')
   })
 
   it('keeps a document without scripts as it is, and ends an unclosed script at the end', () => {
     const plain = '<!doctype html><html><head><link rel="StyleSheet" href="/a.css"></head><body><p>x</p></body></html>'
     expect(renderKeyText(plain)).toBe(plain)
     expect(renderKeyText('<p>x</p><script>let a = "</p>"')).toBe('<p>x</p>')
+  })
+})
+
+describe('renderKeyText and scripts', () => {
+  it('keeps which script file a page loads: a new bundle is a new key', () => {
+    const page = (src: string): string => `<html><head><link rel="stylesheet" href="/a.css"><script type="module" src="${src}" crossorigin></script></head><body><p>x</p></body></html>`
+    expect(renderKeyText(page('/assets/index-abc.js'))).not.toBe(renderKeyText(page('/assets/index-def.js')))
+    expect(renderKeyText(page('/assets/index-abc.js'))).toContain('<script src="/assets/index-abc.js">')
   })
 })
