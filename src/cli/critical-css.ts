@@ -6,8 +6,8 @@
  * (strict, or a configuration error), 2 bad usage.
  */
 import { parseArgs } from 'node:util'
-import { ConfigurationError } from '../core/errors.ts'
-import { processDirectory } from '../core/directory.ts'
+import { ConfigurationError, describeError } from '../core/errors.ts'
+import { processDirectory, stderrLogger } from '../core/directory.ts'
 import { ENV, resolveDirectoryOptions, type DirectoryOptions } from '../core/options.ts'
 import type { PreloadStrategy } from '../html/inline.ts'
 
@@ -120,14 +120,12 @@ async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream
     return 2
   }
   try {
-    const { report } = await processDirectory(command.dir, command.options, {
-      logger: { info: (message) => io.stderr.write(`${message}\n`), warn: (message) => io.stderr.write(`warning: ${message}\n`) },
-    })
+    const { report } = await processDirectory(command.dir, command.options, { logger: stderrLogger })
     if (command.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     return 0
   } catch (error) {
     // A configuration error, a strict failure or a fault: every page is as it was.
-    io.stderr.write(`critical-css: ${error instanceof Error ? error.message : String(error)}\n`)
+    io.stderr.write(`critical-css: ${describeError(error)}\n`)
     return 1
   }
 }

@@ -9,7 +9,7 @@ import { join, relative, resolve, sep } from 'node:path'
 import { directoryOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 import { writeFilesAtomic } from './files.ts'
-import { resolveDirectoryOptions, type DirectoryOptions } from './options.ts'
+import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions } from './options.ts'
 import { isHtmlFile } from './pages.ts'
 import type { BuildLogger, BuildReport } from './report.ts'
 import { runCriticalCss } from './run.ts'
@@ -46,20 +46,22 @@ async function htmlFiles(dir: string): Promise<string[]> {
   return files.sort()
 }
 
-const stderrLogger: BuildLogger = {
+/** Progress and the summary on standard error, warnings marked as such. */
+export const stderrLogger: BuildLogger = {
   info: (message) => process.stderr.write(`${message}\n`),
   warn: (message) => process.stderr.write(`warning: ${message}\n`),
 }
 
 /**
  * Gives every page in `dir` its critical CSS. Nothing is written unless the run finishes:
- * a configuration error, a strict failure or an interrupt leaves every file as it was, and
- * the new pages are written temp-first, then renamed. A second run over its own output
+ * a configuration error, a strict failure or an interrupt (`signal`) leaves every file as it
+ * was; the new pages are all written to temp files first, then renamed one by one. A second run over its own output
  * changes nothing.
  */
 export async function processDirectory(dir: string, options: DirectoryOptions = {}, context: DirectoryContext = {}): Promise<DirectoryResult> {
   const { options: resolved, base } = resolveDirectoryOptions(options, context.env)
   if (resolved.enabled === false) return { report: { service: null, startedAt: new Date().toISOString(), ms: 0, pages: [] }, written: [] }
+  assertRunnable(resolved)
   const folder = resolve(dir)
   const found = await stat(folder).catch(() => null)
   if (!found?.isDirectory()) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} is not a directory: give the folder your site was built into.`)
@@ -72,8 +74,10 @@ export async function processDirectory(dir: string, options: DirectoryOptions = 
     root: resolve(context.root ?? process.cwd()),
     logger: context.logger ?? stderrLogger,
     output: { read: directoryOutput(folder) },
+    noPagesMessage: `critical CSS: there is no .html file below ${folder}, so no page got critical CSS.`,
     ...(context.signal ? { signal: context.signal } : {}),
   })
+  context.signal?.throwIfAborted()
   await writeFilesAtomic(new Map([...updated].map(([file, text]) => [join(folder, file), text])))
   return { report, written: [...updated.keys()].sort() }
 }

@@ -1,5 +1,10 @@
 import { CriticalCssError } from '../client/errors.ts'
 
+/** An error's message, or what was thrown as text: for messages that quote a cause. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
 /** The plugin's name in every bundler: hook names, loggers, messages. */
 export const PLUGIN_NAME = 'unplugin-critical-css'
 

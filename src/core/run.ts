@@ -11,12 +11,12 @@ import { inlineCriticalCss } from '../html/inline.ts'
 import { stylesheetHrefs } from '../html/scan.ts'
 import type { BuildOutput } from './build-server.ts'
 import { cacheDirectory, createResultCache, type ResultCache } from './cache.ts'
-import { ConfigurationError, StrictModeError } from './errors.ts'
+import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
 import { embeddedMode } from './modes/embedded.ts'
 import type { Mode, Renderer } from './modes/mode.ts'
 import { remoteMode } from './modes/remote.ts'
-import { assertRunnable, type ResolvedOptions } from './options.ts'
+import type { ResolvedOptions } from './options.ts'
 import { isHtmlFile, type Page } from './pages.ts'
 import { createProgress, formatSummary, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
 
@@ -34,6 +34,8 @@ export interface RunInput {
   output?: BuildOutput
   /** The framework the build belongs to, when the adapter can tell: named when the build emits no page. */
   framework?: Framework | null
+  /** What to say when the output has no HTML page, instead of the bundler's message (a folder says so its own way). */
+  noPagesMessage?: string
 }
 
 export interface RunResult {
@@ -55,10 +57,6 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 /** 400, 401, a base URL that is not the API, a browser that cannot start: the user must fix something, so the build stops. */
 function stopsTheBuild(error: unknown): error is Error {
   return error instanceof ConfigurationError || error instanceof BadRequestError || error instanceof UnauthorizedError
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }
 
 function decode(content: string | Uint8Array): string | null {
@@ -93,13 +91,13 @@ function openMode(input: RunInput): Mode | Promise<Mode> {
   return embeddedMode(options, input.output, input.base)
 }
 
+/** Callers have thrown the options' problems already (`enabledFor`, `processDirectory`). */
 export async function runCriticalCss(input: RunInput): Promise<RunResult> {
-  assertRunnable(input.options)
   const mode = await openMode(input)
   try {
     return await runPages(input, mode)
   } finally {
-    // The browser and both servers stop with the build, whether it succeeded or not.
+    // Whatever the mode started (embedded: the build server, the service, the browser) stops with the build.
     await mode.close()
   }
 }
@@ -117,7 +115,7 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
   }))
   const updated = new Map<string, string>()
   if (pages.length === 0) {
-    if (files.length === 0) logger.warn(noPagesMessage(input.framework ?? null))
+    if (files.length === 0) logger.warn(input.noPagesMessage ?? noPagesMessage(input.framework ?? null))
     return { updated, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
   }
 
@@ -151,14 +149,15 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
   const keep = async (page: PageWork, css: string): Promise<void> => {
     if (!cache || page.key === null || cacheWriteFailed) return
     // Kept for the page as it came and as it leaves: a run over its own output (a folder
-    // processed twice) finds the CSS already there and changes nothing.
-    const output = updated.get(page.file)
-    const keys = new Set([page.key, ...(output === undefined ? [] : [await mode.cacheKey(page, output)])])
-    for (const key of keys) {
-      await cache.set(key, css).catch((error: unknown) => {
-        if (!cacheWriteFailed) logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
-        cacheWriteFailed = true
-      })
+    // processed twice) finds the CSS already there and changes nothing. A cache that
+    // cannot be written never fails a page.
+    try {
+      const output = updated.get(page.file)
+      const keys = new Set([page.key, ...(output === undefined ? [] : [await mode.cacheKey(page, output)])])
+      for (const key of keys) await cache.set(key, css)
+    } catch (error) {
+      if (!cacheWriteFailed) logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
+      cacheWriteFailed = true
     }
   }
 
@@ -167,7 +166,8 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
     pages.map(async (page) => {
       const begun = performance.now()
       if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
-      // Inline CSS already paints with the page: critical CSS would only repeat it.
+      // Nothing in the head to load without blocking render (CSS inline already, or deferred
+      // by an earlier run): critical CSS would only repeat what paints with the page.
       if (stylesheetHrefs(page.html).length === 0) return leave(page, 'no stylesheet link in its head to defer')
       page.key = cache ? await mode.cacheKey(page, page.html) : null
       const hit = page.key !== null ? await cache!.get(page.key) : null
@@ -179,14 +179,17 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
   if (misses.length > 0) {
     let renderer: Renderer | null = null
     try {
-      renderer = await mode.open(misses.length, logger)
+      renderer = await mode.open(misses.length, logger, input.signal)
     } catch (error) {
       if (stopsTheBuild(error)) throw error
-      // The service could not be asked for its pace: every page is left as it is, with why.
+      input.signal?.throwIfAborted()
+      // What renders could not start (the service's pace unreadable, say): every page is left as it is, with why.
       for (const page of misses) fail(page, describeError(error), 'service', 0)
     }
     if (renderer !== null) await renderMisses(misses, renderer, { input, finish, fail, keep })
   }
+  // An interrupted run has no report to give and nothing to hand back to be written.
+  input.signal?.throwIfAborted()
 
   const report: BuildReport = { service: mode.name, startedAt, ms: performance.now() - started, pages: pages.map((page) => reports.get(page)!) }
   logger.info(formatSummary(report))
@@ -239,6 +242,8 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
           finish(page, css, 'service', performance.now() - begun)
           await keep(page, css)
         } catch (error) {
+          // An interrupt ends the run (it throws once every page stopped), not page by page.
+          if (input.signal?.aborted) return
           // Pages cut short by another page's configuration error: that error is the build's.
           if (stopError !== null && (error === stopError || signal.aborted)) return
           if (stopsTheBuild(error)) {

@@ -76,7 +76,7 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
         const log = buildLogger(logger)
         const note = server ? onDemandNote(routes) : null
         if (note !== null) log.info(note)
-        const site = options.siteUrl === undefined && process.env[ENV.siteUrl] === undefined ? config?.site : undefined
+        const site = options.siteUrl === undefined && !process.env[ENV.siteUrl] ? config?.site : undefined
         await processDirectory(fileURLToPath(dir), { ...options, ...(site ? { siteUrl: site } : {}), base: config?.base ?? '/' }, { root: config ? fileURLToPath(config.root) : process.cwd(), logger: log })
       },
     },

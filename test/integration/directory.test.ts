@@ -137,6 +137,31 @@ describe('processDirectory, embedded mode', () => {
     expect(CRITICAL.exec(await readFile(join(dist, 'index.html'), 'utf8'))?.[1]).toContain('.hero{')
   }, 120_000)
 
+  it('an interrupted run writes nothing and says nothing per page', async () => {
+    const { root, dist } = await project()
+    const before = await tree(dist)
+    const stop = new AbortController()
+    const logger = quiet()
+    // Interrupted once the browser is rendering: every page is in flight.
+    const info = logger.info
+    logger.info = (message) => {
+      info(message)
+      if (message.includes('in a local Chromium')) setTimeout(() => stop.abort(new Error('interrupted')), 200)
+    }
+    await expect(processDirectory(dist, { cache: false }, { root, logger, env: {}, signal: stop.signal })).rejects.toThrow('interrupted')
+    expect(logger.warnings).toEqual([])
+    expect(await tree(dist)).toEqual(before)
+  }, 120_000)
+
+  it('says so when the folder has no page', async () => {
+    const { root, dist } = await project()
+    for (const file of PAGES) await rm(join(dist, file))
+    const logger = quiet()
+    const { written } = await processDirectory(dist, {}, { root, logger, env: {} })
+    expect(written).toEqual([])
+    expect(logger.warnings).toEqual([`critical CSS: there is no .html file below ${dist}, so no page got critical CSS.`])
+  })
+
   it('refuses what is not a folder, and a bad base, before any work', async () => {
     const { root, dist } = await project()
     await expect(processDirectory(join(root, 'nowhere'), {}, { root, env: {} })).rejects.toThrow(/nowhere is not a directory/)

@@ -17,10 +17,16 @@ export type RenderStep = 'usage' | 'generate' | 'wait'
 /** The mode's advice for a failure, in its own words (env vars in remote mode); null for none. */
 export type Advice = (error: unknown, step: RenderStep) => string | null
 
+/** Errors that carry the advice already: the client hands one rejection to every call that waited on it. */
+const ADVISED = new WeakSet<Error>()
+
 /** Appends the mode's advice to a client error's message (the client speaks only of its own fields). */
 export function advised(error: unknown, step: RenderStep, advice: Advice): unknown {
   const hint = advice(error, step)
-  if (hint !== null && error instanceof Error) error.message = `${error.message} ${hint}`
+  if (hint !== null && error instanceof Error && !ADVISED.has(error)) {
+    error.message = `${error.message} ${hint}`
+    ADVISED.add(error)
+  }
   if (step !== 'generate') return error
   return error instanceof NotFoundError ? new ConfigurationError(error.message) : error
 }

@@ -4,7 +4,7 @@
  * in-memory store) with the Chromium engine. Loaded with `import()` only when some page
  * misses the cache, so a remote-mode or warm build never loads playwright-core.
  */
-import { ConfigurationError, PLUGIN_NAME } from '../errors.ts'
+import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
 
 export interface EmbeddedService {
   baseUrl: string
@@ -20,10 +20,6 @@ export interface EmbeddedServiceOptions {
   workers: number
 }
 
-function reason(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
 export async function startEmbeddedService(options: EmbeddedServiceOptions): Promise<EmbeddedService> {
   const [{ createChromiumEngine }, { startService }, { createToken }] = await Promise.all([
     import('../../engine/chromium.ts'),
@@ -36,7 +32,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     await engine.ready()
   } catch (error) {
     throw new ConfigurationError(
-      `${PLUGIN_NAME}: no critical CSS service is configured, so the plugin renders the pages itself in a local Chrome/Chromium, and it cannot start one. ${reason(error)} Or set the \`baseUrl\` and \`token\` options to use a Critical CSS Generation API instead.`,
+      `${PLUGIN_NAME}: no critical CSS service is configured, so the plugin renders the pages itself in a local Chrome/Chromium, and it cannot start one. ${describeError(error)} Or set the \`baseUrl\` and \`token\` options to use a Critical CSS Generation API instead.`,
     )
   }
   try {

@@ -17,9 +17,10 @@ export interface Mode {
   cacheKey(page: Page, html: string): Promise<string>
   /**
    * Starts what renders `count` pages (a client, in embedded mode also the browser), once
-   * some page is not in the cache. A ConfigurationError stops the build.
+   * some page is not in the cache. What the user must fix (a ConfigurationError, a 400 or
+   * 401 from the service) stops the build.
    */
-  open(count: number, logger: BuildLogger): Promise<Renderer>
+  open(count: number, logger: BuildLogger, signal?: AbortSignal): Promise<Renderer>
   /** Stops everything the mode started; safe to call more than once. */
   close(): Promise<void>
 }

@@ -36,10 +36,10 @@ function pagesInFlight(pace: PaceLimit, options: ResolvedOptions, pages: number)
 }
 
 /** The pace pages are sized by: the `rateLimit` option, else what usage says (the client learns it from the same read). */
-async function readPace(client: CriticalCssClient, options: ResolvedOptions): Promise<PaceLimit> {
+async function readPace(client: CriticalCssClient, options: ResolvedOptions, signal: AbortSignal | undefined): Promise<PaceLimit> {
   if (options.rateLimit) return paceFromOption(options.rateLimit)
   try {
-    const usage = await client.usage({ deadline: Date.now() + options.timeoutMs })
+    const usage = await client.usage({ deadline: Date.now() + options.timeoutMs, ...(signal ? { signal } : {}) })
     return paceFromUsage(usage) ?? { requests: null, windowMs: RATE_WINDOW_MS }
   } catch (error) {
     // A service without the usage endpoint still works, its answers' headers set the pace;
@@ -56,7 +56,7 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService, bas
     plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
     shown: (page) => page.url,
     cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports }),
-    async open(count, logger) {
+    async open(count, logger, signal) {
       const client = createClient({
         baseUrl: service.baseUrl,
         token: service.token.reveal(),
@@ -64,7 +64,7 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService, bas
         onEvent: logRetries(logger),
       })
       try {
-        const concurrency = pagesInFlight(await readPace(client, options), options, count)
+        const concurrency = pagesInFlight(await readPace(client, options, signal), options, count)
         return clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
       } catch (error) {
         await client.close()
