@@ -166,13 +166,13 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
     pages.map(async (page) => {
       const begun = performance.now()
       if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
+      page.key = cache ? await mode.cacheKey(page, page.html) : null
+      const hit = page.key !== null ? await cache!.get(page.key) : null
+      if (hit) return finish(page, hit.css, 'cache', performance.now() - begun)
       // Nothing in the head to load without blocking render (CSS inline already, or deferred
       // by an earlier run): critical CSS would only repeat what paints with the page.
       if (stylesheetHrefs(page.html).length === 0) return leave(page, 'no stylesheet link in its head to defer')
-      page.key = cache ? await mode.cacheKey(page, page.html) : null
-      const hit = page.key !== null ? await cache!.get(page.key) : null
-      if (hit) finish(page, hit.css, 'cache', performance.now() - begun)
-      else misses.push(page)
+      misses.push(page)
     }),
   )
 
