@@ -76,7 +76,7 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
     const warnings: PartialMessage[] = []
     const showInfo = INFO_LEVELS.has(initial.logLevel ?? 'warning')
     try {
-      const { updated } = await runCriticalCss({
+      const { updated, assets } = await runCriticalCss({
         options,
         html,
         // esbuild's publicPath says where assets load from, not where pages are served.
@@ -97,8 +97,10 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
           const text = name === null ? undefined : updated.get(name)
           if (text !== undefined) result.outputFiles[index] = outputFile(file.path, text)
         }
+        for (const [name, text] of assets) if (!memory?.has(name)) result.outputFiles.push(outputFile(join(outdir, name), text))
       } else {
-        await writeFilesAtomic(new Map([...updated].map(([name, text]) => [join(outdir, name), text])))
+        // The pages' files after what they load: renamed in this order.
+        await writeFilesAtomic(new Map([...assets, ...updated].map(([name, text]) => [join(outdir, name), text])))
       }
     } catch (error) {
       return { errors: [{ text: (error as Error).message, pluginName: NAME }], warnings }

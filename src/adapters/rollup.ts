@@ -28,6 +28,8 @@ interface Target {
   staticDirs?: string[]
   /** Named when the bundle has no HTML page (Vite only: told by its plugins). */
   framework?: Framework | null
+  /** Adds a file to the bundle (`this.emitFile`). */
+  emit(fileName: string, source: string): void
 }
 
 /** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
@@ -44,7 +46,8 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
     },
     staticDirs: target.staticDirs ?? [],
   }
-  const { updated } = await runCriticalCss({ ...target, html, output })
+  const { updated, assets } = await runCriticalCss({ ...target, html, output })
+  for (const [file, text] of assets) if (!(file in bundle)) target.emit(file, text)
   for (const [file, text] of updated) bundle[file]!.source = text
 }
 
@@ -77,6 +80,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
           staticDirs: config.publicDir && config.build.copyPublicDir ? [config.publicDir] : [],
           framework,
           logger: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+          emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
         })
       },
     },
@@ -88,6 +92,7 @@ interface RollupLikeContext {
   meta: { watchMode: boolean }
   info(message: string): void
   warn(message: string): void
+  emitFile(file: { type: 'asset'; fileName: string; source: string }): string
 }
 
 export interface RollupLikeHooks {
@@ -115,6 +120,7 @@ export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
           base: '/',
           root: process.cwd(),
           logger: { info: (message) => this.info(message), warn: (message) => this.warn(message) },
+          emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
         })
       },
     },

@@ -34,6 +34,7 @@ interface CompilationLike {
   getAssets(): readonly { name: string; source: { buffer(): Uint8Array } }[]
   getAsset(name: string): { source: { buffer(): Uint8Array } } | undefined
   updateAsset(file: string, source: never): void
+  emitAsset(file: string, source: never): void
   getLogger(name: string): { info(...args: unknown[]): void }
   hooks: {
     processAssets: { tapPromise(options: { name: string; stage: number }, callback: () => Promise<void>): void }
@@ -69,7 +70,7 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
         const publicPath = compilation.outputOptions.publicPath
         const logger = compilation.getLogger(NAME)
         try {
-          const { updated } = await runCriticalCss({
+          const { updated, assets } = await runCriticalCss({
             options,
             html,
             base: typeof publicPath === 'string' ? publicPath : '/',
@@ -83,6 +84,7 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
               progress: (message) => compiler.getInfrastructureLogger(NAME).info(message),
             },
           })
+          for (const [file, text] of assets) if (!compilation.getAsset(file)) compilation.emitAsset(file, new sources.RawSource(text) as never)
           for (const [file, text] of updated) compilation.updateAsset(file, new sources.RawSource(text) as never)
         } catch (error) {
           compilation.errors.push(new WebpackError((error as Error).message))

@@ -67,7 +67,7 @@ export async function processDirectory(dir: string, options: DirectoryOptions = 
   if (!found?.isDirectory()) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} is not a directory: give the folder your site was built into.`)
   const html = new Map<string, Uint8Array>()
   for (const file of await htmlFiles(folder)) html.set(file, await readFile(join(folder, file)))
-  const { updated, report } = await runCriticalCss({
+  const { updated, assets, report } = await runCriticalCss({
     options: resolved,
     html,
     base,
@@ -78,6 +78,7 @@ export async function processDirectory(dir: string, options: DirectoryOptions = 
     ...(context.signal ? { signal: context.signal } : {}),
   })
   context.signal?.throwIfAborted()
-  await writeFilesAtomic(new Map([...updated].map(([file, text]) => [join(folder, file), text])))
+  // What the pages load first: renamed in this order, so no page names a missing file.
+  await writeFilesAtomic(new Map([...assets, ...updated].map(([file, text]) => [join(folder, file), text])))
   return { report, written: [...updated.keys()].sort() }
 }

@@ -3,6 +3,7 @@
  * build emitted (URL path → file, below the bundler's base), or every emitted HTML file
  * turned into its URL.
  */
+import { posix } from 'node:path'
 import { ConfigurationError } from './errors.ts'
 import { ENV, relativePageError, type ResolvedPage } from './options.ts'
 
@@ -29,6 +30,16 @@ export function isHtmlFile(file: string): boolean {
 export function basePath(base: string): string | null {
   if (!base.startsWith('/') || base.startsWith('//')) return null
   return base.endsWith('/') ? base : `${base}/`
+}
+
+/**
+ * How `page` names `file`, both relative to the output directory: below the base as the
+ * bundler writes its asset URLs (a path, or another origin like a CDN); relative to the
+ * page for a relative or `auto` base.
+ */
+export function assetUrl(base: string, page: string, file: string): string {
+  const prefix = basePath(base) ?? (/^(?:[a-z][a-z\d+.-]*:)?\/\//i.test(base) ? (base.endsWith('/') ? base : `${base}/`) : null)
+  return prefix !== null ? `${prefix}${file}` : posix.relative(posix.dirname(page), file)
 }
 
 /** Where pages live: below a path base, else below the site URL's own path (a site deployed at `https://host/app/`). */

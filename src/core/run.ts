@@ -8,6 +8,7 @@ import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../client/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
+import { LOADER_FILE, LOADER_SCRIPT } from '../html/loader.ts'
 import { stylesheetHrefs } from '../html/scan.ts'
 import type { BuildOutput } from './build-server.ts'
 import { cacheDirectory, createResultCache, type ResultCache } from './cache.ts'
@@ -17,7 +18,7 @@ import { embeddedMode } from './modes/embedded.ts'
 import type { Mode, Renderer } from './modes/mode.ts'
 import { remoteMode } from './modes/remote.ts'
 import type { ResolvedOptions } from './options.ts'
-import { isHtmlFile, type Page } from './pages.ts'
+import { assetUrl, isHtmlFile, type Page } from './pages.ts'
 import { createProgress, formatSummary, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
 
 export interface RunInput {
@@ -41,6 +42,12 @@ export interface RunInput {
 export interface RunResult {
   /** New content of every page that changed, by file. */
   updated: Map<string, string>
+  /**
+   * Files the changed pages load that the build must emit, by file relative to the output
+   * directory (the `loader` strategy's script). Written before the pages: a page never
+   * names a file that is not there.
+   */
+  assets: Map<string, string>
   report: BuildReport
 }
 
@@ -114,9 +121,10 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
     key: null,
   }))
   const updated = new Map<string, string>()
+  const assets = new Map<string, string>()
   if (pages.length === 0) {
     if (files.length === 0) logger.warn(input.noPagesMessage ?? noPagesMessage(input.framework ?? null))
-    return { updated, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
+    return { updated, assets, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
   }
 
   const cacheDir = options.cache ? cacheDirectory(options.cache.dir, input.root) : null
@@ -125,8 +133,14 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
 
   const reports = new Map<Page, PageReport>()
   const finish = (page: PageWork, css: string, source: PageReport['source'], ms: number): void => {
-    const result = inlineCriticalCss(page.html!, css, { preload: options.preload, ...(options.nonce ? { nonce: options.nonce } : {}) })
+    const loader = options.preload === 'loader'
+    const result = inlineCriticalCss(page.html!, css, {
+      preload: options.preload,
+      ...(loader ? { loaderSrc: assetUrl(input.base, page.file, LOADER_FILE) } : {}),
+      ...(options.nonce ? { nonce: options.nonce } : {}),
+    })
     if (result.changed) updated.set(page.file, result.html)
+    if (loader && result.deferred.length > 0) assets.set(LOADER_FILE, LOADER_SCRIPT)
     const stillBlocking = options.preload === 'none' ? 0 : result.stillBlocking.length
     reports.set(page, {
       url: page.shown,
@@ -207,7 +221,7 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
     }
     logger.warn(`critical CSS: ${failed.length} of ${pages.length} pages left unchanged (see the warnings above); set \`strict: true\` to fail the build instead.`)
   }
-  return { updated, report }
+  return { updated, assets, report }
 }
 
 interface Outcomes {

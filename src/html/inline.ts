@@ -5,27 +5,39 @@
  */
 import { createHash } from 'node:crypto'
 import MagicString from 'magic-string'
-import { CRITICAL_STYLE_ATTRIBUTE, attribute, isSwapPreload, scanHtml, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
+import { CRITICAL_STYLE_ATTRIBUTE, LOADER_PRELOAD_ATTRIBUTE, attribute, becomesStylesheet, scanHtml, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
 import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 
 /**
  * How full stylesheets load once the critical CSS is inline.
+ * - `loader`: a `<link rel="preload" as="style">` where the link was, which a same-origin
+ *   script file (`LOADER_SCRIPT`, at `loaderSrc`) turns into the stylesheet in place, with a
+ *   `<noscript>` fallback. Neither first paint nor the page's scripts wait for the full
+ *   stylesheet, and no inline script or handler: works under `script-src 'self'`.
  * - `body`: a `<link rel="preload" as="style">` where the link was, the stylesheet itself
- *   moved to the end of `<body>`. No inline event handlers: works under a strict CSP.
+ *   moved to the end of `<body>`. No script at all, but a parser-inserted stylesheet holds
+ *   up every deferred and module script until it loads.
  * - `media`: `media="print"` switched back by `onload`, with a `<noscript>` fallback.
  * - `swap`: `rel="preload"` switched to `stylesheet` by `onload`, with a `<noscript>` fallback.
  * - `none`: links untouched; only the style is inlined.
  */
-export type PreloadStrategy = 'body' | 'media' | 'swap' | 'none'
+export type PreloadStrategy = 'loader' | 'body' | 'media' | 'swap' | 'none'
 
-export const PRELOAD_STRATEGIES: readonly PreloadStrategy[] = ['body', 'media', 'swap', 'none']
-/** CSP-safe and needs no script: the strategy when none is chosen. */
-export const DEFAULT_PRELOAD: PreloadStrategy = 'body'
+export const PRELOAD_STRATEGIES: readonly PreloadStrategy[] = ['loader', 'body', 'media', 'swap', 'none']
+/** CSP-safe and holds up neither paint nor scripts: the strategy when none is chosen. */
+export const DEFAULT_PRELOAD: PreloadStrategy = 'loader'
+/** The default where no loader file can be served (no `loaderSrc`): CSP-safe, no script. */
+export const PRELOAD_WITHOUT_LOADER: PreloadStrategy = 'body'
 
 export interface InlineOptions {
-  /** Default `'body'`. */
+  /** Default `'loader'` when `loaderSrc` is given, else `'body'`. */
   preload?: PreloadStrategy
-  /** CSP nonce for the inserted `<style>` (and the preload links of the `body` strategy). */
+  /**
+   * Where the page loads the loader script from (`LOADER_SCRIPT`, served as JavaScript),
+   * as the page's `<script src>` should say it. Needed by the `loader` strategy.
+   */
+  loaderSrc?: string
+  /** CSP nonce for the inserted `<style>`, the preload links and the loader's `<script>`. */
   nonce?: string
 }
 
@@ -100,14 +112,24 @@ function blocksRender(tag: SourceTag): boolean {
   return media === undefined || !NON_BLOCKING_MEDIA.has(media)
 }
 
-/** A blocking link this inliner may rewrite: none that another loader or the author manages. */
-function convertible(tag: SourceTag): boolean {
+/**
+ * A blocking link this inliner may rewrite: none that another loader or the author manages.
+ * The loader's script copies attributes, and an inline handler it set would be refused by
+ * the very CSP the strategy is for: a link with any handler stays as written.
+ */
+function convertible(tag: SourceTag, strategy: PreloadStrategy): boolean {
   if (attribute(tag, 'onload')) return false
+  if (strategy === 'loader' && tag.attributes.some((attr) => attr.name.startsWith('on'))) return false
   return !asciiTokens(value(tag, 'blocking') ?? '').includes('render')
 }
 
 function escapeAttribute(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;')
+}
+
+/** `async`: it runs as soon as it arrives, holding up neither the parser nor the page's own scripts. */
+function loaderScriptTag(src: string, nonce: string | undefined): string {
+  return `<script src="${escapeAttribute(src)}" async${nonce ? ` nonce="${nonce}"` : ''}></script>`
 }
 
 function jsString(text: string): string {
@@ -154,6 +176,13 @@ interface LinkEdit {
 function rewriteLink(html: string, tag: SourceTag, strategy: Exclude<PreloadStrategy, 'none'>, nonce: string | undefined): LinkEdit {
   const original = html.slice(tag.start, tag.end)
   switch (strategy) {
+    case 'loader': {
+      // Every attribute stays on the preload (integrity, crossorigin, media, id): the
+      // script gives them to the stylesheet it makes.
+      const add = [LOADER_PRELOAD_ATTRIBUTE, ...(nonce && !attribute(tag, 'nonce') ? [`nonce="${nonce}"`] : [])]
+      const preload = rebuildLink(html, tag, { rel: 'rel="preload" as="style"', as: null }, add)
+      return { inPlace: `${preload}<noscript>${original}</noscript>`, atBodyEnd: '' }
+    }
     case 'body': {
       // The preload fetches early with the stylesheet's own integrity and crossorigin. The
       // id stays with the stylesheet, which is the element scripts look for, and so do its
@@ -183,20 +212,30 @@ function rewriteLink(html: string, tag: SourceTag, strategy: Exclude<PreloadStra
 function rewritable(outline: HtmlOutline, blocking: SourceTag[], strategy: Exclude<PreloadStrategy, 'none'>): SourceTag[] {
   if (strategy !== 'body') {
     // After </head> a <noscript> fallback would start the body.
-    return blocking.filter((link) => convertible(link) && !outline.linksAfterHead.has(link))
+    return blocking.filter((link) => convertible(link, strategy) && !outline.linksAfterHead.has(link))
   }
   if (outline.bodyEnd === null) return []
-  const movable = new Set(blocking.filter(convertible))
-  const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || isSwapPreload(link)) && !movable.has(link))]
+  const movable = new Set(blocking.filter((link) => convertible(link, strategy)))
+  const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || becomesStylesheet(link)) && !movable.has(link))]
   const lastFixed = Math.max(-1, ...fixed.map((tag) => tag.start))
   return [...movable].filter((link) => link.start > lastFixed)
 }
 
-function checkInput(html: unknown, css: unknown, options: InlineOptions): { strategy: PreloadStrategy; nonce: string | undefined } {
+interface CheckedInput {
+  strategy: PreloadStrategy
+  nonce: string | undefined
+  loaderSrc: string | undefined
+}
+
+function checkInput(html: unknown, css: unknown, options: InlineOptions): CheckedInput {
   if (typeof html !== 'string') throw new TypeError(`inlineCriticalCss(html, css): html must be a string, got ${html === null ? 'null' : typeof html}.`)
   if (typeof css !== 'string') throw new TypeError(`inlineCriticalCss(html, css): css must be a string, got ${css === null ? 'null' : typeof css}.`)
   if (options === null || typeof options !== 'object') throw new TypeError('inlineCriticalCss(html, css, options): options must be an object.')
-  const strategy = options.preload ?? DEFAULT_PRELOAD
+  const loaderSrc = options.loaderSrc
+  if (loaderSrc !== undefined && (typeof loaderSrc !== 'string' || asciiTrim(loaderSrc) === '' || /[\s<>"'`]/.test(loaderSrc))) {
+    throw new TypeError(`The \`loaderSrc\` option must be a URL with no space, quote or angle bracket; got ${JSON.stringify(loaderSrc)}.`)
+  }
+  const strategy = options.preload ?? (loaderSrc !== undefined ? DEFAULT_PRELOAD : PRELOAD_WITHOUT_LOADER)
   if (!PRELOAD_STRATEGIES.includes(strategy)) {
     throw new TypeError(`The \`preload\` option must be one of ${PRELOAD_STRATEGIES.map((s) => `'${s}'`).join(', ')}; got ${JSON.stringify(strategy)}.`)
   }
@@ -204,7 +243,10 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): { stra
   if (nonce !== undefined && (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce))) {
     throw new TypeError('The `nonce` option must be 1–256 characters of A–Z, a–z, 0–9, +, /, =, _ or - (a base64 value).')
   }
-  return { strategy, nonce }
+  if (strategy === 'loader' && loaderSrc === undefined) {
+    throw new TypeError("The `loader` strategy needs the `loaderSrc` option: the URL the page loads the loader script from (serve `LOADER_SCRIPT` there), or choose `preload: 'body'`, which needs no script.")
+  }
+  return { strategy, nonce, loaderSrc }
 }
 
 /**
@@ -213,11 +255,11 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): { stra
  * css changes nothing.
  */
 export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
-  const { strategy, nonce } = checkInput(html, css, options)
+  const { strategy, nonce, loaderSrc } = checkInput(html, css, options)
   if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], stillBlocking: [], edits: [] }
 
   // Only the body strategy puts anything at the end of the body: otherwise the scan ends where the body begins.
-  const outline = scanHtml(html, { stopAtBody: (head) => strategy !== 'body' || !head.headLinks.some((link) => blocksRender(link) && convertible(link)) })
+  const outline = scanHtml(html, { stopAtBody: (head) => strategy !== 'body' || !head.headLinks.some((link) => blocksRender(link) && convertible(link, strategy)) })
   const styleText = neutraliseCss(css)
   const style = `<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
   const edits: InlineEdit[] = []
@@ -237,9 +279,11 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
 
   const rewritten = strategy === 'none' ? [] : rewritable(outline, blocking, strategy)
   let atBodyEnd = ''
-  for (const link of rewritten) {
+  for (const [index, link] of rewritten.entries()) {
     const edit = rewriteLink(html, link, strategy as Exclude<PreloadStrategy, 'none'>, nonce)
-    edits.push({ start: link.start, end: link.end, text: edit.inPlace })
+    // After the last preload it converts: every one is in the document when the script runs.
+    const script = strategy === 'loader' && index === rewritten.length - 1 ? loaderScriptTag(loaderSrc!, nonce) : ''
+    edits.push({ start: link.start, end: link.end, text: edit.inPlace + script })
     atBodyEnd += edit.atBodyEnd
   }
   if (atBodyEnd && outline.bodyEnd !== null) {

@@ -66,6 +66,8 @@ export interface ScanOptions {
 }
 
 export const CRITICAL_STYLE_ATTRIBUTE = 'data-critical-css'
+/** Marks the preloads the `loader` strategy's script turns into stylesheets. */
+export const LOADER_PRELOAD_ATTRIBUTE = 'data-critical-css-preload'
 
 export function attribute(tag: SourceTag, name: string): SourceAttribute | undefined {
   return tag.attributes.find((a) => a.name === name)
@@ -77,7 +79,17 @@ export function isSwapPreload(tag: SourceTag): boolean {
   return rel.includes('preload') && asciiLowercase(asciiTrim(attribute(tag, 'as')?.value ?? '')) === 'style' && attribute(tag, 'onload') !== undefined
 }
 
+/** A preload the `loader` strategy's script will turn into a stylesheet, after it. */
+export function isLoaderPreload(tag: SourceTag): boolean {
+  return attribute(tag, LOADER_PRELOAD_ATTRIBUTE) !== undefined && asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('preload')
+}
+
+/** A preload that joins the cascade where it stands once loaded (swap's `onload`, the loader's script). */
+export function becomesStylesheet(tag: SourceTag): boolean {
+  return isSwapPreload(tag) || isLoaderPreload(tag)
+}
+
 /** A link that is, or will become, a stylesheet where it stands. */
 export function loadsStyles(tag: SourceTag): boolean {
-  return asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('stylesheet') || isSwapPreload(tag)
+  return asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('stylesheet') || becomesStylesheet(tag)
 }

@@ -113,7 +113,9 @@ const css = fc.oneof(
   fc.constantFrom('h1{color:red}', 'a{content:"</style><script>alert(1)</script>"}', '</STYLE>', '</sTyLe x', '<\\/style>', '}</style><img src=x onerror=alert(1)>', '<!--', '-->'),
 )
 
-const strategy = fc.constantFrom<PreloadStrategy>('body', 'media', 'swap', 'none')
+const strategy = fc.constantFrom<PreloadStrategy>('loader', 'body', 'media', 'swap', 'none')
+/** Where every run's loader script is: harmless to the other strategies. */
+const LOADER = '/l.js'
 
 function* walk(node: Node, templates: boolean): Generator<Element> {
   if ('childNodes' in node) {
@@ -145,7 +147,8 @@ function cascade(markup: string): string[] {
     const type = attr(e, 'type')?.trim().toLowerCase()
     if (type && type !== 'text/css') continue
     const rel = (attr(e, 'rel') ?? '').toLowerCase().split(/[\t\n\f\r ]+/)
-    const swapped = rel.includes('preload') && attr(e, 'as')?.toLowerCase() === 'style' && attr(e, 'onload') !== undefined
+    // A swap preload becomes a stylesheet where it stands on load; a loader preload has its stylesheet inserted right after it.
+    const swapped = rel.includes('preload') && attr(e, 'as')?.toLowerCase() === 'style' && (attr(e, 'onload') !== undefined || attr(e, 'data-critical-css-preload') !== undefined)
     if ((rel.includes('stylesheet') && !rel.includes('alternate')) || swapped) sources.push(`link ${attr(e, 'href')}`)
   }
   return sources
@@ -188,7 +191,7 @@ const FOUND = [
   `${A}<link rel=stylesheet href=b.css blocking=render><body>x`,
   `${A}<body><svg><path d=""></body>`,
 ]
-const STRATEGIES: PreloadStrategy[] = ['body', 'media', 'swap', 'none']
+const STRATEGIES: PreloadStrategy[] = ['loader', 'body', 'media', 'swap', 'none']
 const withStrategy = (css: string): [string, string, PreloadStrategy][] => FOUND.flatMap((h) => STRATEGIES.map((s): [string, string, PreloadStrategy] => [h, css, s]))
 const EXAMPLES_3 = { examples: withStrategy('h1{color:red}') }
 const EXAMPLES_2 = { examples: FOUND.map((h): [string, string] => [h, 'h1{color:red}']) }
@@ -198,7 +201,7 @@ describe('inlineCriticalCss on generated HTML', () => {
   it('never throws, and the inserted spans are the only change', () => {
     fc.assert(
       fc.property(html, css, strategy, (input, style, preload) => {
-        const result = inlineCriticalCss(input, style, { preload })
+        const result = inlineCriticalCss(input, style, { preload, loaderSrc: LOADER })
         expect(applyEdits(input, result.edits)).toBe(result.html)
       }),
       { ...RUNS, ...EXAMPLES_3 },
@@ -209,13 +212,18 @@ describe('inlineCriticalCss on generated HTML', () => {
     fc.assert(
       fc.property(html, css, strategy, (input, style, preload) => {
         fc.pre(style.trim() !== '')
-        const output = inlineCriticalCss(input, style, { preload }).html
+        const result = inlineCriticalCss(input, style, { preload, loaderSrc: LOADER })
+        const output = result.html
         const expected = neutraliseCss(style)
         const ours = elements(output).filter((e) => e.tagName === 'style' && e.attrs.some((a) => a.name === 'data-critical-css') && textOf(e) === expected)
         expect(ours).toHaveLength(1)
         expect(ours[0]!.parentNode && 'tagName' in ours[0]!.parentNode ? ours[0]!.parentNode.tagName : null).toBe('head')
-        const scripts = (markup: string): number => elements(markup).filter((e) => e.tagName === 'script' || e.attrs.some((a) => a.name === 'onerror')).length
+        const ourLoader = (e: Element): boolean => e.tagName === 'script' && e.attrs.some((a) => a.name === 'src' && a.value === LOADER)
+        const scripts = (markup: string): number => elements(markup).filter((e) => (e.tagName === 'script' && !ourLoader(e)) || e.attrs.some((a) => a.name === 'onerror')).length
         expect(scripts(output)).toBe(scripts(input))
+        // The loader's own script, once, and only when it has a preload to turn into a stylesheet.
+        const added = elements(output).filter(ourLoader).length - elements(input).filter(ourLoader).length
+        expect(added).toBe(preload === 'loader' && result.deferred.length > 0 ? 1 : 0)
       }),
       { ...RUNS, ...EXAMPLES_3 },
     )
@@ -224,10 +232,11 @@ describe('inlineCriticalCss on generated HTML', () => {
   it('is idempotent: a second run with any css equals one run with that css', () => {
     fc.assert(
       fc.property(html, css, css, strategy, (input, first, second, preload) => {
-        const once = inlineCriticalCss(input, first, { preload }).html
-        const expected = inlineCriticalCss(input, second, { preload }).html
+        const options = { preload, loaderSrc: LOADER }
+        const once = inlineCriticalCss(input, first, options).html
+        const expected = inlineCriticalCss(input, second, options).html
         fc.pre(first.trim() !== '' || second.trim() === '')
-        expect(inlineCriticalCss(once, second, { preload }).html).toBe(second.trim() === '' ? once : expected)
+        expect(inlineCriticalCss(once, second, options).html).toBe(second.trim() === '' ? once : expected)
       }),
       { ...RUNS, ...EXAMPLES_4 },
     )
@@ -237,7 +246,7 @@ describe('inlineCriticalCss on generated HTML', () => {
     fc.assert(
       fc.property(html, css, strategy, (input, style, preload) => {
         fc.pre(style.trim() !== '')
-        const result = inlineCriticalCss(input, style, { preload })
+        const result = inlineCriticalCss(input, style, { preload, loaderSrc: LOADER })
         const parsed = elements(result.html, false)
         const parentOf = (e: Element): string => (e.parentNode && 'tagName' in e.parentNode ? e.parentNode.tagName : '#')
         const inBody = (e: Element): boolean => {
@@ -254,6 +263,12 @@ describe('inlineCriticalCss on generated HTML', () => {
             expect(inHead.some((e) => attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && attr(e, 'onload') === undefined)).toBe(true)
             // At the end of the body, inside whatever element is still open there.
             expect(links.some((e) => /stylesheet/i.test(attr(e, 'rel') ?? '') && inBody(e))).toBe(true)
+          } else if (preload === 'loader') {
+            const preloadAt = parsed.findIndex((e) => inHead.includes(e) && attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && attr(e, 'data-critical-css-preload') !== undefined)
+            expect(preloadAt).toBeGreaterThanOrEqual(0)
+            // The script comes after every preload it converts, in the head, async.
+            const script = parsed.findIndex((e) => e.tagName === 'script' && attr(e, 'src') === LOADER && attr(e, 'async') !== undefined && parentOf(e) === 'head')
+            expect(script).toBeGreaterThan(preloadAt)
           } else if (preload === 'media') {
             expect(inHead.some((e) => attr(e, 'media') === 'print' && attr(e, 'onload')?.startsWith('this.media='))).toBe(true)
           } else {
@@ -269,7 +284,7 @@ describe('inlineCriticalCss on generated HTML', () => {
     fc.assert(
       fc.property(html, css, strategy, (input, style, preload) => {
         fc.pre(style.trim() !== '' && !input.includes('data-critical-css'))
-        expect(cascade(inlineCriticalCss(input, style, { preload }).html)).toEqual(cascade(input))
+        expect(cascade(inlineCriticalCss(input, style, { preload, loaderSrc: LOADER }).html)).toEqual(cascade(input))
       }),
       { ...RUNS, ...EXAMPLES_3 },
     )

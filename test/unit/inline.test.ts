@@ -338,14 +338,15 @@ describe('odd HTML', () => {
 })
 
 describe('running again', () => {
-  it.each(['body', 'media', 'swap', 'none'] as const)('%s: same css gives the same page, new css replaces the block', (preload) => {
-    const once = inlineCriticalCss(PAGE, 'a{b:c}', { preload })
-    const again = inlineCriticalCss(once.html, 'a{b:c}', { preload })
+  it.each(['loader', 'body', 'media', 'swap', 'none'] as const)('%s: same css gives the same page, new css replaces the block', (preload) => {
+    const options = { preload, loaderSrc: '/loader.js' }
+    const once = inlineCriticalCss(PAGE, 'a{b:c}', options)
+    const again = inlineCriticalCss(once.html, 'a{b:c}', options)
     expect(again.html).toBe(once.html)
     expect(again.changed).toBe(false)
-    const replaced = inlineCriticalCss(once.html, 'x{y:z}', { preload })
-    expect(replaced.html).toBe(inlineCriticalCss(PAGE, 'x{y:z}', { preload }).html)
-    expect(replaced.html.match(/data-critical-css/g)).toHaveLength(1)
+    const replaced = inlineCriticalCss(once.html, 'x{y:z}', options)
+    expect(replaced.html).toBe(inlineCriticalCss(PAGE, 'x{y:z}', options).html)
+    expect(replaced.html.match(/<style data-critical-css/g)).toHaveLength(1)
     expect(replaced.deferred).toEqual([])
   })
 
@@ -392,10 +393,58 @@ describe('nonsense input', () => {
   it.each([
     ['html that is not a string', () => inlineCriticalCss(undefined as unknown as string, CSS), /html must be a string, got undefined/],
     ['css that is not a string', () => inlineCriticalCss('<p>', null as unknown as string), /css must be a string, got null/],
-    ['an unknown strategy', () => inlineCriticalCss('<p>', CSS, { preload: 'later' as 'body' }), /`preload` option must be one of 'body', 'media', 'swap', 'none'/],
+    ['an unknown strategy', () => inlineCriticalCss('<p>', CSS, { preload: 'later' as 'body' }), /`preload` option must be one of 'loader', 'body', 'media', 'swap', 'none'/],
+    ['the loader strategy with no loader URL', () => inlineCriticalCss('<p>', CSS, { preload: 'loader' }), /`loader` strategy needs the `loaderSrc` option.*preload: 'body'/],
+    ['a loader URL that could break out of its attribute', () => inlineCriticalCss('<p>', CSS, { loaderSrc: '/x.js" onload="y' }), /`loaderSrc` option must be a URL/],
     ['a nonce that could break out of its attribute', () => inlineCriticalCss('<p>', CSS, { nonce: 'a" onload="x' }), /`nonce` option/],
   ])('%s: a clear TypeError', (_name, call, message) => {
     expect(call).toThrow(TypeError)
     expect(call).toThrow(message)
+  })
+})
+
+describe('the loader strategy', () => {
+  const SCRIPT = '<script src="/assets/loader.js" async></script>'
+  run([
+    {
+      name: 'the default with a loader URL: a marked preload in place, a noscript fallback, the script after the last one',
+      html: '<head><link rel="stylesheet" href="/1.css" crossorigin integrity="sha384-abc" id="theme"><style>p{}</style><link rel=stylesheet href=/2.css media="screen"></head><body><script type="module" src="/app.js"></script></body>',
+      options: { loaderSrc: '/assets/loader.js' },
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/1.css" crossorigin integrity="sha384-abc" id="theme" data-critical-css-preload><noscript><link rel="stylesheet" href="/1.css" crossorigin integrity="sha384-abc" id="theme"></noscript><style>p{}</style><link rel="preload" as="style" href=/2.css media="screen" data-critical-css-preload><noscript><link rel=stylesheet href=/2.css media="screen"></noscript>${SCRIPT}</head><body><script type="module" src="/app.js"></script></body>`,
+    },
+    {
+      name: 'the nonce goes on the style, the preloads and the script',
+      html: '<head><link rel="stylesheet" href="/a.css"></head>',
+      options: { loaderSrc: '/assets/loader.js', nonce: 'Rm9v' },
+      expected: '<head><style data-critical-css nonce="Rm9v">h1{color:red}</style><link rel="preload" as="style" href="/a.css" data-critical-css-preload nonce="Rm9v"><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/assets/loader.js" async nonce="Rm9v"></script></head>',
+    },
+    {
+      name: 'a link with an inline handler stays as written: the script could not carry it under the CSP it is for',
+      html: '<head><link rel="stylesheet" href="/a.css" onerror="x()"></head>',
+      options: { loaderSrc: '/assets/loader.js' },
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" onerror="x()"></head>`,
+    },
+    {
+      name: 'no script when nothing is deferred',
+      html: '<head><title>t</title></head>',
+      options: { loaderSrc: '/assets/loader.js' },
+      expected: `<head><title>t</title>${STYLE}</head>`,
+    },
+    {
+      name: 'the URL is escaped for its attribute',
+      html: '<head><link rel="stylesheet" href="/a.css"></head>',
+      options: { loaderSrc: '/x.js?a=1&b=2' },
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" data-critical-css-preload><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/x.js?a=1&amp;b=2" async></script></head>`,
+    },
+  ])
+
+  it('without a loader URL the default is body, which needs no file', () => {
+    expect(inlineCriticalCss(PAGE, CSS).html).toBe(inlineCriticalCss(PAGE, CSS, { preload: 'body' }).html)
+  })
+
+  it('the body strategy keeps a stylesheet before a loader preload where it is: moving it past would change the cascade', () => {
+    const once = inlineCriticalCss('<head><link rel="stylesheet" href="/a.css"></head><body></body>', CSS, { loaderSrc: '/l.js' }).html
+    const withEarlier = once.replace('<head>', '<head><link rel="stylesheet" href="/b.css">')
+    expect(inlineCriticalCss(withEarlier, CSS, { preload: 'body' })).toMatchObject({ deferred: [], stillBlocking: ['/b.css'] })
   })
 })

@@ -23,7 +23,7 @@ describe('resolveOptions', () => {
       service: null,
       siteUrl: null,
       viewports: [{ width: 1300, height: 900 }, { width: 412, height: 915 }],
-      preload: 'body',
+      preload: 'loader',
       nonce: null,
       concurrency: null,
       timeoutMs: 120_000,
