@@ -34,7 +34,7 @@ interface CompilationLike {
   getAssets(): readonly { name: string; source: { buffer(): Uint8Array } }[]
   getAsset(name: string): { source: { buffer(): Uint8Array } } | undefined
   updateAsset(file: string, source: never): void
-  emitAsset(file: string, source: never): void
+  emitAsset(file: string, source: never, info?: { minimized?: boolean; immutable?: boolean }): void
   getLogger(name: string): { info(...args: unknown[]): void }
   hooks: {
     processAssets: { tapPromise(options: { name: string; stage: number }, callback: () => Promise<void>): void }
@@ -84,7 +84,8 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
               progress: (message) => compiler.getInfrastructureLogger(NAME).info(message),
             },
           })
-          for (const [file, text] of assets) if (!compilation.getAsset(file)) compilation.emitAsset(file, new sources.RawSource(text) as never)
+          // Content-hashed, and small already: minimizers leave it as its name says it is.
+          for (const [file, text] of assets) if (!compilation.getAsset(file)) compilation.emitAsset(file, new sources.RawSource(text) as never, { minimized: true, immutable: true })
           for (const [file, text] of updated) compilation.updateAsset(file, new sources.RawSource(text) as never)
         } catch (error) {
           compilation.errors.push(new WebpackError((error as Error).message))

@@ -7,9 +7,8 @@
 import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../client/errors.ts'
-import { inlineCriticalCss } from '../html/inline.ts'
+import { inlineCriticalCss, renderBlockingStylesheets } from '../html/inline.ts'
 import { LOADER_FILE, LOADER_SCRIPT } from '../html/loader.ts'
-import { stylesheetHrefs } from '../html/scan.ts'
 import type { BuildOutput } from './build-server.ts'
 import { cacheDirectory, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
@@ -183,9 +182,9 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
       page.key = cache ? await mode.cacheKey(page, page.html) : null
       const hit = page.key !== null ? await cache!.get(page.key) : null
       if (hit) return finish(page, hit.css, 'cache', performance.now() - begun)
-      // Nothing in the head to load without blocking render (CSS inline already, or deferred
-      // by an earlier run): critical CSS would only repeat what paints with the page.
-      if (stylesheetHrefs(page.html).length === 0) return leave(page, 'no stylesheet link in its head to defer')
+      // Nothing in the head holds up first paint (CSS inline already, or deferred by an
+      // earlier run): critical CSS would only repeat what paints with the page.
+      if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no stylesheet link in its head to defer')
       misses.push(page)
     }),
   )

@@ -112,6 +112,11 @@ function blocksRender(tag: SourceTag): boolean {
   return media === undefined || !NON_BLOCKING_MEDIA.has(media)
 }
 
+/** The `href`s of the head's stylesheets that hold up first paint: none once a page's are deferred. */
+export function renderBlockingStylesheets(html: string): string[] {
+  return scanHtml(html, { stopAtBody: () => true }).headLinks.filter(blocksRender).map((link) => asciiTrim(attribute(link, 'href')?.value ?? ''))
+}
+
 /**
  * A blocking link this inliner may rewrite: none that another loader or the author manages.
  * The loader's script copies attributes, and an inline handler it set would be refused by

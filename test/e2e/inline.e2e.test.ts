@@ -2,14 +2,16 @@
 /**
  * The inliner's output in a real Chromium: with the stylesheet held back (at least 2 s, and
  * until the test has seen the first paint), the page paints with the critical style and
- * ends with the full stylesheet; under a strict CSP the `body` strategy with a nonce or the
- * reported hash raises no violation.
+ * ends with the full stylesheet; with `loader` the page's module script runs while the
+ * stylesheet is still held (with `body` it waits for it); under a strict CSP the `loader`
+ * and `body` strategies with a nonce, or the reported hash, raise no violation.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inlineCriticalCss, type PreloadStrategy } from '../../src/html/inline.ts'
+import { LOADER_FILE, LOADER_SCRIPT } from '../../src/html/loader.ts'
 import { launchChromium } from '../fixtures/browser.ts'
 
 const CRITICAL = 'h1{color:rgb(200, 0, 0);font:32px sans-serif}'
@@ -20,6 +22,7 @@ const PAGE = `<!doctype html>
   <meta charset="utf-8">
   <title>critical</title>
   <link rel="stylesheet" href="/full.css?RUN">
+  APP
 </head>
 <body>
   <h1>Above the fold</h1>
@@ -27,6 +30,8 @@ const PAGE = `<!doctype html>
 </body>
 </html>`
 const STYLESHEET_DELAY_MS = 2000
+/** A script-rendered app's entry, as Vite puts it in the head: it notes when it ran and renders a line. */
+const APP = `window.__appRanAt = Date.now(); document.body.insertAdjacentHTML('beforeend', '<p class="below" id="rendered">Rendered</p>')`
 
 interface Served {
   /** When each stylesheet was sent, by run id (ms since the epoch). */
@@ -62,13 +67,19 @@ beforeAll(async () => {
       else served.release.set(run, () => setTimeout(send, Math.max(0, askedAt + STYLESHEET_DELAY_MS - Date.now())))
       return
     }
+    if (url.pathname === `/${LOADER_FILE}` || url.pathname === '/app.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript' })
+      res.end(url.pathname === '/app.js' ? APP : LOADER_SCRIPT)
+      return
+    }
     if (url.pathname === '/page') {
       const run = url.searchParams.get('run') ?? ''
       const preload = (url.searchParams.get('preload') ?? 'body') as PreloadStrategy
       const nonce = url.searchParams.get('nonce') ?? undefined
       // CRLF in the css: the hash must be of the text as the browser reads it.
       const critical = url.searchParams.has('crlf') ? CRITICAL.replace('{', '{\r\n') : CRITICAL
-      const result = inlineCriticalCss(PAGE.replace('RUN', run), critical, { preload, ...(nonce ? { nonce } : {}) })
+      const app = url.searchParams.has('app') ? '<script type="module" src="/app.js"></script>' : ''
+      const result = inlineCriticalCss(PAGE.replace('RUN', run).replace('APP', app), critical, { preload, loaderSrc: `/${LOADER_FILE}`, ...(nonce ? { nonce } : {}) })
       const html = result.html
       const csp = url.searchParams.get('csp')?.replace('HASH', `'${result.cspHash}'`)
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...(csp ? { 'content-security-policy': csp } : {}) })
@@ -104,7 +115,7 @@ async function firstPaint(page: Page, query: string): Promise<{ paintedAt: numbe
 }
 
 describe('in Chromium, with the stylesheet held back', () => {
-  it.concurrent.each(['body', 'media', 'swap'] as const)('%s: paints without it, with the critical style, then applies the full stylesheet', async (preload) => {
+  it.concurrent.each(['loader', 'body', 'media', 'swap'] as const)('%s: paints without it, with the critical style, then applies the full stylesheet', async (preload) => {
     const page = await browser.newPage()
     try {
       const run = `${preload}-${Date.now()}`
@@ -115,6 +126,37 @@ describe('in Chromium, with the stylesheet held back', () => {
       await release(run)
       await page.waitForFunction(() => getComputedStyle(document.querySelector('.below')!).color === 'rgb(0, 0, 200)', undefined, { timeout: 15_000 })
       expect(paintedAt).toBeLessThan(served.cssSentAt.get(run)!)
+    } finally {
+      await page.close()
+    }
+  })
+
+  it.concurrent('loader: a script-rendered page runs its module script while the stylesheet is held, and ends styled', async () => {
+    const page = await browser.newPage()
+    try {
+      const run = `loader-app-${Date.now()}`
+      await firstPaint(page, `preload=loader&app=1&run=${run}`)
+      await page.waitForFunction(() => document.querySelector('#rendered') !== null, undefined, { timeout: 15_000, polling: 10 })
+      expect(served.cssSentAt.has(run)).toBe(false)
+      await release(run)
+      await page.waitForFunction(() => getComputedStyle(document.querySelector('#rendered')!).color === 'rgb(0, 0, 200)', undefined, { timeout: 15_000 })
+      // One stylesheet, in the head where the link was: the cascade's order is the page's.
+      const sheets = await page.evaluate(() => [...document.querySelectorAll('link[rel=stylesheet]')].map((link) => `${link.parentElement!.tagName} ${link.previousElementSibling?.getAttribute('rel')}`))
+      expect(sheets).toEqual(['HEAD preload'])
+    } finally {
+      await page.close()
+    }
+  })
+
+  it.concurrent('body: the same page holds its module script until the stylesheet came (why loader is the default)', async () => {
+    const page = await browser.newPage()
+    try {
+      const run = `body-app-${Date.now()}`
+      await firstPaint(page, `preload=body&app=1&run=${run}`)
+      await release(run)
+      await page.waitForFunction(() => document.querySelector('#rendered') !== null, undefined, { timeout: 15_000, polling: 10 })
+      const ranAt = await page.evaluate(() => (window as unknown as { __appRanAt: number }).__appRanAt)
+      expect(ranAt).toBeGreaterThanOrEqual(served.cssSentAt.get(run)!)
     } finally {
       await page.close()
     }
@@ -155,6 +197,26 @@ describe("under Content-Security-Policy: style-src 'self' 'nonce-…'", () => {
     }
   }
 
+  it.concurrent("loader under script-src 'self' and the nonce: no violation, critical and full styles both apply", async () => {
+    const policy = encodeURIComponent("script-src 'self'; style-src 'self' 'nonce-Rm9vQmFy'")
+    const { found, final } = await violations('preload=loader&app=1&nonce=Rm9vQmFy', policy)
+    expect(found).toEqual([])
+    expect(final).toEqual({ h1: 'rgb(200, 0, 0)', below: 'rgb(0, 0, 200)' })
+  })
+
+  it.concurrent('loader under a nonce-only style policy: the stylesheet it makes carries the nonce the browser hid', async () => {
+    const policy = encodeURIComponent("script-src 'self'; style-src 'nonce-Rm9vQmFy'")
+    const { found, final } = await violations('preload=loader&nonce=Rm9vQmFy', policy)
+    expect(found).toEqual([])
+    expect(final).toEqual({ h1: 'rgb(200, 0, 0)', below: 'rgb(0, 0, 200)' })
+  })
+
+  it.concurrent("loader under a policy without 'self' for scripts: the loader is refused (the check above can fail)", async () => {
+    const { found, final } = await violations('preload=loader&nonce=Rm9vQmFy')
+    expect(found.some((v) => v.startsWith('script-src'))).toBe(true)
+    expect(final.below).not.toBe('rgb(0, 0, 200)')
+  })
+
   it.concurrent('body with the nonce: no violation, critical and full styles both apply', async () => {
     const { found, final } = await violations('preload=body&nonce=Rm9vQmFy')
     expect(found).toEqual([])
@@ -172,7 +234,7 @@ describe("under Content-Security-Policy: style-src 'self' 'nonce-…'", () => {
     expect(final.h1).toBe('rgb(200, 0, 0)')
   })
 
-  it.concurrent('media: its onload handler is refused by such a policy, which is why body is the default', async () => {
+  it.concurrent('media: its onload handler is refused by such a policy, which is why the default has none', async () => {
     const { found, final } = await violations('preload=media&nonce=Rm9vQmFy')
     expect(found.some((v) => v.startsWith('script-src'))).toBe(true)
     expect(final.below).not.toBe('rgb(0, 0, 200)')

@@ -7,7 +7,8 @@
 import { gunzipSync } from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { PreloadStrategy } from '../../src/html/inline.ts'
+import { DEFAULT_PRELOAD, type PreloadStrategy } from '../../src/html/inline.ts'
+import { LOADER_FILE, LOADER_SCRIPT } from '../../src/html/loader.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { readStyles } from '../fixtures/html.ts'
 import { BUNDLERS, SITE_PAGES, buildSite, removeProject, type Bundler, type BuildOutput } from '../fixtures/sites.ts'
@@ -15,13 +16,14 @@ import { BUNDLERS, SITE_PAGES, buildSite, removeProject, type Bundler, type Buil
 const TOKEN = 'tok_bundlers_5e4d3c2b1a09'
 const SITE = 'https://site.example'
 
+/** Vite runs the default (`loader`); the others cover every file-emitting adapter path and the other strategies. */
 const STRATEGY: Record<Bundler, PreloadStrategy> = {
-  vite: 'body',
-  webpack: 'media',
+  vite: DEFAULT_PRELOAD,
+  webpack: 'loader',
   rspack: 'swap',
-  rollup: 'body',
+  rollup: 'loader',
   rolldown: 'media',
-  esbuild: 'none',
+  esbuild: 'loader',
 }
 const COMPRESSES: ReadonlySet<Bundler> = new Set(['vite', 'webpack', 'rspack'])
 
@@ -53,6 +55,10 @@ function expectStrategy(html: string, strategy: PreloadStrategy, file: string): 
   expect(sheets.length, file).toBeGreaterThan(0)
   const inHead = sheets.filter((link) => link.in === 'head')
   switch (strategy) {
+    case 'loader':
+      expect(inHead.every((link) => link.rel === 'preload' && link.as === 'style' && link.onload === null), file).toBe(true)
+      expect(styles.noscripts).toBe(inHead.length)
+      break
     case 'body':
       expect(inHead.every((link) => link.rel === 'preload' && link.as === 'style'), file).toBe(true)
       expect(sheets.filter((link) => link.in === 'body' && link.rel === 'stylesheet').map((l) => l.href)).toEqual(inHead.map((l) => l.href))
@@ -78,7 +84,8 @@ describe.each(BUNDLERS)('%s', (bundler) => {
     const before = fake.requests.length
     build = await buildSite(bundler, {
       compress: COMPRESSES.has(bundler),
-      plugin: { baseUrl: fake.url, token: TOKEN, siteUrl: SITE, preload: STRATEGY[bundler], cache: false },
+      // The default strategy is left unsaid, as a user would.
+      plugin: { baseUrl: fake.url, token: TOKEN, siteUrl: SITE, ...(STRATEGY[bundler] === DEFAULT_PRELOAD ? {} : { preload: STRATEGY[bundler] }), cache: false },
     })
     generates = fake.requests
       .slice(before)
@@ -105,6 +112,19 @@ describe.each(BUNDLERS)('%s', (bundler) => {
       expect(readStyles(html!).critical, file).toEqual([`.hero{color:#123}/*${SITE}${path}*/`])
       expectStrategy(html!, STRATEGY[bundler], file)
     }
+  })
+
+  it.runIf(STRATEGY[bundler] === 'loader')('emits the loader script once, where every page finds it', () => {
+    expect(build.files.get(LOADER_FILE)?.toString('utf8')).toBe(LOADER_SCRIPT)
+    for (const { file, path } of SITE_PAGES) {
+      const sources = [...build.files.get(file)!.toString('utf8').matchAll(/<script src="([^"]+)" async><\/script>/g)].map((match) => match[1]!)
+      expect(sources, file).toHaveLength(1)
+      expect(new URL(sources[0]!, `${SITE}${path}`).pathname, file).toBe(`/${LOADER_FILE}`)
+    }
+  })
+
+  it.runIf(STRATEGY[bundler] !== 'loader')('emits no loader script when the strategy needs none', () => {
+    expect([...build.files.keys()].filter((name) => name.includes('critical-css-loader'))).toEqual([])
   })
 
   it.runIf(COMPRESSES.has(bundler))('compresses the HTML after it was inlined', () => {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { processDirectory } from '../../src/index.ts'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
+import { LOADER_FILE } from '../../src/html/loader.ts'
 import type { BuildLogger } from '../../src/core/report.ts'
 import { withoutBrowser } from '../fixtures/browser.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
@@ -101,14 +102,14 @@ describe('processDirectory, embedded mode', () => {
 
   it('without the cache, a second run renders its own output and still changes nothing', async () => {
     const { root, dist } = await project()
-    // `media` keeps the stylesheet link in the head, so the second run renders the page, critical style and all.
-    const options = { cache: false as const, pages: ['/'], preload: 'media' as const }
+    // `none` leaves the stylesheet blocking in the head, so the second run renders the page, critical style and all.
+    const options = { cache: false as const, pages: ['/'], preload: 'none' as const }
     await processDirectory(dist, options, { root, logger: quiet(), env: {} })
     const first = await tree(dist)
     const again = await processDirectory(dist, options, { root, logger: quiet(), env: {} })
     expect(again.report.pages.map((entry) => [entry.source, entry.outcome])).toEqual([['service', 'unchanged']])
     expect(await tree(dist)).toEqual(first)
-    // With the default strategy the head has no stylesheet left to defer: the page is not even rendered.
+    // With the default strategy no stylesheet in the head holds up first paint any more: the page is not even rendered.
     const { root: other, dist: otherDist } = await project()
     await processDirectory(otherDist, { cache: false, pages: ['/'] }, { root: other, logger: quiet(), env: {} })
     const processed = await tree(otherDist)
@@ -275,7 +276,8 @@ describe('the critical-css CLI', () => {
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).toMatch(/402 plan_limit_reached/)
       const after = await tree(dist)
-      expect([...after].filter(([file, text]) => text !== before.get(file)).map(([file]) => file)).toEqual(['index.html'])
+      // The page it hit, and the loader script that page now loads.
+      expect([...after].filter(([file, text]) => text !== before.get(file)).map(([file]) => file)).toEqual([LOADER_FILE, 'index.html'])
       expect(run.stderr + run.stdout).not.toContain(QUOTA_ONE)
     })
 
