@@ -141,7 +141,7 @@ describe('in Chromium, with the stylesheet held back', () => {
       await release(run)
       await page.waitForFunction(() => getComputedStyle(document.querySelector('#rendered')!).color === 'rgb(0, 0, 200)', undefined, { timeout: 15_000 })
       // One stylesheet, in the head where the link was: the cascade's order is the page's.
-      const sheets = await page.evaluate(() => [...document.querySelectorAll('link[rel=stylesheet]')].map((link) => `${link.parentElement!.tagName} ${link.previousElementSibling?.getAttribute('rel')}`))
+      const sheets = await page.evaluate(() => Array.from(document.querySelectorAll("link[rel=stylesheet]")).map((link) => `${link.parentElement!.tagName} ${link.previousElementSibling?.getAttribute('rel')}`))
       expect(sheets).toEqual(['HEAD preload'])
     } finally {
       await page.close()

@@ -32,7 +32,7 @@ function build(options: Options | null, env: Record<string, string> = {}): Promi
  * Builds with different options differ only in the main bundle: its file is skipped and its
  * name masked in the pages when they are compared with `expectOnlyEdits`.
  */
-const MASKED: OnlyEditsOptions = { mask: (text) => text.replace(MAIN_BUNDLE, 'main.[hash].js') }
+const MASKED: OnlyEditsOptions = { mask: (text) => text.replace(MAIN_BUNDLE, 'main.[hash].js'), base: '/docs/' }
 
 describe.sequential("Docusaurus: plugins: [['unplugin-critical-css/docusaurus', options]]", () => {
   let temp: string

@@ -71,7 +71,7 @@ describe.sequential('VitePress (buildEnd)', () => {
     expect(coldReport.pages.map((entry) => entry.url).sort()).toEqual(['/docs/', '/docs/404.html', '/docs/about.html', '/docs/guide.html', '/docs/reference.html'])
 
     expect(pagesOf(cold)).toEqual(pages)
-    expectOnlyEdits(baseline, cold)
+    expectOnlyEdits(baseline, cold, { base: '/docs/' })
     expectCriticalRules(cold, EXPECTED)
     const stylesheet = [...baseline].find(([file]) => /^assets\/style\.[\w-]+\.css$/.test(file))?.[1]
     expect(stylesheet).toBeDefined()
