@@ -28,6 +28,7 @@ export const unplugin: UnpluginInstance<Options | undefined, false> = createUnpl
 export default unplugin
 
 export { inlineCriticalCss } from './html/inline.ts'
+export { LOADER_FILE, LOADER_SCRIPT } from './html/loader.ts'
 export type { InlineEdit, InlineOptions, InlineResult, PreloadStrategy } from './html/inline.ts'
 export { resolveOptions } from './core/options.ts'
 export { processDirectory } from './core/directory.ts'

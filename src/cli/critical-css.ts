@@ -25,7 +25,7 @@ Options:
   --site-url URL          where the site is deployed (remote mode; env ${ENV.siteUrl})
   --pages LIST            comma-separated page URLs, absolute or relative to --site-url
   --viewports LIST        viewports to cover, like 1300x900,412x915 (the default)
-  --preload STRATEGY      body (default), media, swap or none
+  --preload STRATEGY      loader (default), body, media, swap or none
   --nonce VALUE           CSP nonce for the inlined <style>
   --strict                exit 1 when any page could not get critical CSS
   --report FILE           also write the report as JSON to FILE

@@ -63,11 +63,14 @@ export interface Options {
   /** Viewports the CSS must cover (1–4). Default: 1300×900 and 412×915. */
   viewports?: Viewport[]
   /**
-   * How the full stylesheets load once the critical CSS is inlined. Default `'body'`:
-   * moved to the end of `<body>`, no inline event handler, so it works under a strict CSP.
+   * How the full stylesheets load once the critical CSS is inlined. Default `'loader'`: a
+   * preload where each link was, turned into the stylesheet by a small script file the
+   * build emits at its root (`critical-css-loader.<hash>.js`). Neither first paint nor the
+   * page's scripts wait for the full CSS, and no inline script or handler: it works under
+   * `script-src 'self'`. `'body'` needs no script at all, but holds up module scripts.
    */
   preload?: PreloadStrategy
-  /** Nonce put on the inlined `<style>` (and on the `body` strategy's preload links) for a CSP with nonces. Default: none. */
+  /** Nonce put on the inlined `<style>`, the preload links and the loader's `<script>`, for a CSP with nonces. Default: none. */
   nonce?: string
   /**
    * Most pages in flight at once. Default: what the plan's rate limit serves within
