@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { basePath, pagesPrefix, planPages } from '../../src/core/pages.ts'
+import { assetUrl, basePath, pagesPrefix, planPages } from '../../src/core/pages.ts'
 
 const site = new URL('https://site.example')
 const emitted = ['index.html', 'a/index.html', 'b.html', 'c/index.html', 'c.html', 'docs/x y.html', 'assets/app.js']
@@ -66,5 +66,28 @@ describe('planPages', () => {
     expect(() => planPages([page('/'), page('/index.html')], emitted, { siteUrl: site, base: '/' })).toThrow(/are both "index\.html"/)
     expect(() => planPages([page('/x')], emitted, { siteUrl: null, base: '/' })).toThrow(/CRITICAL_CSS_SITE_URL/)
     expect(() => planPages([page('mailto:a@b.c')], emitted, { siteUrl: site, base: '/' })).toThrow(/not an http\(s\) URL/)
+  })
+})
+
+describe('assetUrl: how a page names a file at the root of the output', () => {
+  it.each([
+    ['/', 'index.html', '/x.js'],
+    ['/', 'a/b/index.html', '/x.js'],
+    ['/docs/', 'guide.html', '/docs/x.js'],
+    ['/docs', 'guide.html', '/docs/x.js'],
+    ['https://cdn.example.com/site/', 'a/index.html', 'https://cdn.example.com/site/x.js'],
+    ['//cdn.example.com', 'index.html', '//cdn.example.com/x.js'],
+    ['./', 'index.html', 'x.js'],
+    ['./', 'a/b/index.html', '../../x.js'],
+    ['', 'a/page.html', '../x.js'],
+    ['auto', 'a/index.html', '../x.js'],
+  ])('base %j, page %s: %s', (base, page, expected) => {
+    expect(assetUrl(base, page, 'x.js')).toBe(expected)
+    // Wherever the page is served, the name leads to the file below the same root.
+    if (!/^(?:https?:)?\/\//.test(expected)) {
+      const root = basePath(base) ?? '/'
+      const served = new URL(`${root}${page}`, 'http://site')
+      expect(new URL(expected, served).pathname).toBe(`${root}x.js`)
+    }
   })
 })
