@@ -1,0 +1,129 @@
+/**
+ * One loopback server for every load of the bench, pointed at one site and variant at a
+ * time: a file is served from the variant's overlay folder when it is there, else from the
+ * built site. Every `.css` response is held back `delayMs` (a slow stylesheet: the case
+ * critical CSS is for); everything else is answered at once. The first script of the page
+ * that asks for it (its Referer) starts with `performance.mark('bench-first-script')`, so
+ * the page records when that script began to run.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { extname, join, resolve, sep } from 'node:path'
+
+export const FIRST_SCRIPT_MARK = 'bench-first-script'
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.avif': 'image/avif',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+  '.otf': 'font/otf',
+  '.txt': 'text/plain; charset=utf-8',
+}
+
+export interface Target {
+  /** The variant's overlay folder, looked in first. */
+  overlay: string
+  /** The built site. */
+  root: string
+  /** Page path → the path of its first script, which gets the mark. */
+  firstScripts: Map<string, string>
+  delayMs: number
+}
+
+export interface BenchServer {
+  origin: string
+  /** What the next requests are served from. */
+  target: Target | null
+  /** Paths answered 404 (a file missing from a load is worth knowing), but the browser's own favicon request. */
+  misses: Set<string>
+  /** `.css` requests answered, all loads together. */
+  cssRequests: number
+  close(): Promise<void>
+}
+
+function inside(root: string, pathname: string): string | null {
+  const base = resolve(root)
+  const file = resolve(base, `.${pathname}`)
+  if (file !== base && !file.startsWith(base + sep)) return null
+  if (existsSync(file) && statSync(file).isDirectory()) return join(file, 'index.html')
+  return existsSync(file) && statSync(file).isFile() ? file : null
+}
+
+function pathOf(url: string | undefined): string | null {
+  try {
+    return decodeURIComponent(new URL(url ?? '/', 'http://127.0.0.1').pathname)
+  } catch {
+    return null
+  }
+}
+
+export async function startServer(): Promise<BenchServer> {
+  const pending = new Set<NodeJS.Timeout>()
+  const state: BenchServer = {
+    origin: '',
+    target: null,
+    misses: new Set(),
+    cssRequests: 0,
+    close: async () => {},
+  }
+  const send = (res: ServerResponse, status: number, type: string, body: Buffer): void => {
+    if (res.destroyed) return
+    res.writeHead(status, { 'content-type': type, 'content-length': body.length, 'cache-control': 'no-cache' })
+    res.end(body)
+  }
+  const server = createServer((req, res) => {
+    const target = state.target
+    const pathname = pathOf(req.url)
+    if (!target || pathname === null) {
+      res.writeHead(400).end()
+      return
+    }
+    const file = inside(target.overlay, pathname) ?? inside(target.root, pathname)
+    if (!file) {
+      if (pathname !== '/favicon.ico') state.misses.add(pathname)
+      send(res, 404, 'text/plain', Buffer.from('not found'))
+      return
+    }
+    const extension = extname(file).toLowerCase()
+    let body = readFileSync(file)
+    const referrer = pathOf(req.headers.referer)
+    if (referrer !== null && target.firstScripts.get(referrer) === pathname) {
+      body = Buffer.concat([Buffer.from(`performance.mark('${FIRST_SCRIPT_MARK}');`), body])
+    }
+    const type = TYPES[extension] ?? 'application/octet-stream'
+    if (extension === '.css') state.cssRequests++
+    if (extension === '.css' && target.delayMs > 0) {
+      const timer = setTimeout(() => {
+        pending.delete(timer)
+        send(res, 200, type, body)
+      }, target.delayMs)
+      pending.add(timer)
+    } else {
+      send(res, 200, type, body)
+    }
+  })
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+  state.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  state.close = () =>
+    new Promise<void>((done) => {
+      for (const timer of pending) clearTimeout(timer)
+      server.closeAllConnections()
+      server.close(() => done())
+    })
+  return state
+}
