@@ -21,16 +21,23 @@ export interface LoadResult {
   script: number | null
   /** A PNG of the first viewport after the load event, when asked for. */
   shot?: Buffer
+  /**
+   * With the screenshot: when every stylesheet of the page as built was found applied (in
+   * `document.styleSheets`, enabled, not `print`), ms since navigation start, polled every
+   * 20 ms; null when they were not all applied within the wait.
+   */
+  applied?: number | null
 }
 
 export interface Loader {
   version: string
   /**
    * Loads `url` and waits for first paint and, when `expectScript`, the script's mark (at
-   * most `timeoutMs`). With `shoot`, it then waits for the load event, the fonts and a
-   * settle, and takes the screenshot.
+   * most `timeoutMs`). With `shoot`, it then waits for the load event and for `sheets`
+   * (root-relative paths of the stylesheets the page as built links) to be applied, then
+   * the fonts and a settle, and takes the screenshot.
    */
-  load(url: string, options: { expectScript: boolean; timeoutMs: number; shoot: boolean }): Promise<LoadResult>
+  load(url: string, options: { expectScript: boolean; timeoutMs: number; shoot: boolean; sheets: string[] }): Promise<LoadResult>
   close(): Promise<void>
 }
 
@@ -38,7 +45,7 @@ export async function createLoader(executablePath: string, args: string[]): Prom
   const browser: Browser = await chromium.launch({ executablePath, headless: true, args })
   return {
     version: browser.version(),
-    async load(url, { expectScript, timeoutMs, shoot }) {
+    async load(url, { expectScript, timeoutMs, shoot, sheets }) {
       const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 })
       try {
         // No request interception: it would hold every request for a round trip to this process.
@@ -61,6 +68,18 @@ export async function createLoader(executablePath: string, args: string[]): Prom
         const result: LoadResult = await read()
         if (shoot) {
           await page.waitForLoadState('load', { timeout: timeoutMs })
+          result.applied = await page
+            .waitForFunction(
+              (paths) => {
+                const applied = Array.from(document.styleSheets).filter((sheet) => sheet.href && !sheet.disabled && sheet.media.mediaText !== 'print')
+                const all = paths.every((path) => applied.some((sheet) => new URL(sheet.href!).pathname === path))
+                return all ? performance.now() : null
+              },
+              sheets,
+              { polling: 20, timeout: timeoutMs },
+            )
+            .then((handle) => handle.jsonValue() as Promise<number>)
+            .catch(() => null)
           await page.addStyleTag({ content: NO_MOTION })
           await page.evaluate(async (settle) => {
             await document.fonts.ready
