@@ -10,30 +10,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { extname, join, resolve, sep } from 'node:path'
+import { contentTypeOf } from '../../src/core/build-server.ts'
 
 export const FIRST_SCRIPT_MARK = 'bench-first-script'
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json',
-  '.webmanifest': 'application/manifest+json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.avif': 'image/avif',
-  '.ico': 'image/x-icon',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.ttf': 'font/ttf',
-  '.otf': 'font/otf',
-  '.txt': 'text/plain; charset=utf-8',
-}
 
 export interface Target {
   /** The variant's overlay folder, looked in first. */
@@ -105,7 +85,7 @@ export async function startServer(): Promise<BenchServer> {
     if (referrer !== null && target.firstScripts.get(referrer) === pathname) {
       body = Buffer.concat([Buffer.from(`performance.mark('${FIRST_SCRIPT_MARK}');`), body])
     }
-    const type = TYPES[extension] ?? 'application/octet-stream'
+    const type = contentTypeOf(file)
     if (extension === '.css') state.cssRequests++
     if (extension === '.css' && target.delayMs > 0) {
       const timer = setTimeout(() => {

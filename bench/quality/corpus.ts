@@ -7,8 +7,9 @@ import { execFileSync } from 'node:child_process'
 import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { extname, join, relative, resolve, sep } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { contentTypeOf } from '../../src/core/build-server.ts'
 
 export const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/critical-css-bench/', import.meta.url))
 
@@ -61,27 +62,6 @@ function htmlFiles(dir: string): string[] {
   })
 }
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json',
-  '.webmanifest': 'application/manifest+json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.avif': 'image/avif',
-  '.ico': 'image/x-icon',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.ttf': 'font/ttf',
-  '.otf': 'font/otf',
-  '.txt': 'text/plain; charset=utf-8',
-}
 
 export interface StaticServer {
   /** `http://127.0.0.1:<port>` */
@@ -113,7 +93,7 @@ export async function serveStatic(dir: string): Promise<StaticServer> {
     const stat = statSync(file)
     // Validators as nginx or sirv send them.
     res.writeHead(200, {
-      'content-type': CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
+      'content-type': contentTypeOf(file),
       'content-length': stat.size,
       'cache-control': 'no-cache',
       'last-modified': stat.mtime.toUTCString(),

@@ -51,7 +51,8 @@ const TYPES: Record<string, string> = {
   webmanifest: 'application/manifest+json',
 }
 
-function typeOf(file: string): string {
+/** The content type a file is served with, by its extension. */
+export function contentTypeOf(file: string): string {
   return TYPES[/\.([a-z0-9]+)$/i.exec(file)?.[1]?.toLowerCase() ?? ''] ?? 'application/octet-stream'
 }
 
@@ -112,7 +113,7 @@ export async function serveBuild(output: BuildOutput, base: string): Promise<Bui
       return
     }
     const body = typeof found.body === 'string' ? Buffer.from(found.body) : found.body
-    res.writeHead(200, { 'content-type': typeOf(found.file), 'content-length': body.byteLength, 'cache-control': 'no-store' })
+    res.writeHead(200, { 'content-type': contentTypeOf(found.file), 'content-length': body.byteLength, 'cache-control': 'no-store' })
     res.end(req.method === 'HEAD' ? undefined : body)
   }
   const server = createServer((req, res) => {
