@@ -46,14 +46,20 @@ export function isBlockedAddress(address: string): boolean {
   return true
 }
 
+/**
+ * The host as every check sees it: the URL parser has already lowered the case and turned
+ * international names into punycode; the brackets of an IPv6 literal go, and so does the
+ * trailing dot of a fully qualified name (`localhost.` is `localhost` to every resolver).
+ */
 function hostOf(url: URL): string {
-  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+  return host.toLowerCase().replace(/\.$/, '')
 }
 
 /** Why the URL itself is refused (scheme, IP literal, localhost), or null. DNS comes later. */
 export function refusedUrl(url: URL): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${url.protocol} URLs are not fetched`
-  const host = hostOf(url).toLowerCase()
+  const host = hostOf(url)
   if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is a loopback name`
   if (isIP(host) && isBlockedAddress(host)) return `${host} is a loopback, private, link-local or otherwise internal address`
   return null
@@ -63,7 +69,10 @@ export type Resolver = (hostname: string) => Promise<string[]>
 
 export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
 
-/** Why the URL's host resolves somewhere refused, or null. A name that does not resolve is the engine's to report. */
+/**
+ * Why the URL's host resolves somewhere refused, or null. A name that does not resolve is
+ * refused too: the browser resolves on its own, and may find what the check could not.
+ */
 export async function refusedResolution(url: URL, resolve: Resolver): Promise<string | null> {
   const host = hostOf(url)
   if (isIP(host)) return isBlockedAddress(host) ? `${host} is an internal address` : null
@@ -71,8 +80,9 @@ export async function refusedResolution(url: URL, resolve: Resolver): Promise<st
   try {
     addresses = await resolve(host)
   } catch {
-    return null
+    return `${host} does not resolve`
   }
+  if (addresses.length === 0) return `${host} does not resolve`
   const inside = addresses.find(isBlockedAddress)
   return inside ? `${host} resolves to ${inside}, an internal address` : null
 }

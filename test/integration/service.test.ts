@@ -252,7 +252,7 @@ describe('jobs', () => {
 })
 
 describe('network policy', () => {
-  it.each(['http://127.0.0.1/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://localhost:8080/', 'file:///etc/passwd'])(
+  it.each(['http://127.0.0.1/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://localhost:8080/', 'http://localhost.:8080/', 'http://LocalHost./', 'http://x.localhost./', 'file:///etc/passwd'])(
     'refuses %s at generate',
     async (url) => {
       const { service, engine } = await setup()
@@ -269,6 +269,24 @@ describe('network policy', () => {
       const job = await client.generate('http://sneaky.example/')
       const error = await client.waitForCss(job, { deadline: Date.now() + 10_000 }).catch((caught: { code: string }) => caught)
       expect(error).toMatchObject({ code: 'blocked_url' })
+      expect(engine.calls).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('fails a job blocked_url when its hostname does not resolve: the browser might resolve it elsewhere', async () => {
+    const { service, engine } = await setup({
+      resolve: async (host) => {
+        if (host === 'nowhere.example') throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })
+        return ['93.184.216.34']
+      },
+    })
+    const client = createClient({ baseUrl: service.url, token: ENT })
+    try {
+      const job = await client.generate('http://nowhere.example./')
+      const error = await client.waitForCss(job, { deadline: Date.now() + 10_000 }).catch((caught: { code: string; message: string }) => caught)
+      expect(error).toMatchObject({ code: 'blocked_url', message: expect.stringContaining('nowhere.example does not resolve') })
       expect(engine.calls).toEqual([])
     } finally {
       await client.close()
