@@ -46,6 +46,10 @@ export interface ServiceOptions {
   rateWindowMs?: number
   /** How long `close()` lets jobs in flight finish before putting them back in the queue. Default 10 000 ms. */
   shutdownGraceMs?: number
+  /** Time a client has to send a request's headers; past it, 408 and the connection closes. Default 10 000 ms. */
+  headersTimeoutMs?: number
+  /** Time a client has to send a whole request, body included; past it, 408. Default 30 000 ms. */
+  requestTimeoutMs?: number
   /** Structured log lines (never a token). Default: none. */
   log?: (line: Record<string, unknown>) => void
   /** Resolves hostnames for the network policy; default: the system resolver. */
@@ -105,25 +109,49 @@ function send(res: ServerResponse, answer: ApiAnswer): void {
 }
 
 /** Reads the body up to the limit; null when it is larger. */
+/**
+ * The body as text, or null once it is over the limit: then nothing more is read (the 413
+ * goes out at once and the connection closes), whoever sent it and however it is framed.
+ */
 function readBody(req: IncomingMessage): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0)
     if (declared > MAX_BODY_BYTES) {
-      req.resume()
       resolve(null)
       return
     }
     const chunks: Buffer[] = []
     let size = 0
-    let tooLarge = false
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       size += chunk.length
-      if (size > MAX_BODY_BYTES) tooLarge = true
-      else chunks.push(chunk)
-    })
-    req.on('end', () => resolve(tooLarge ? null : Buffer.concat(chunks).toString('utf8')))
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk)
+        return
+      }
+      req.off('data', onData)
+      req.pause()
+      resolve(null)
+    }
+    req.on('data', onData)
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
     req.on('error', reject)
   })
+}
+
+/** An over-long body is not read to its end: the answer goes, then the connection. */
+function closeAfter(res: ServerResponse): void {
+  res.on('finish', () => {
+    // Half-close first, so the client can read the answer; then let go of whatever it still sends.
+    res.socket?.end()
+    setTimeout(() => res.socket?.destroy(), 1000).unref()
+  })
+}
+
+/** What a connection that never made a whole request is told, by why Node gave up on it. */
+function clientErrorAnswer(code: string | undefined): { status: number; reason: string; message: string } {
+  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, reason: 'Request Header Fields Too Large', message: 'The request headers are too large.' }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, reason: 'Request Timeout', message: 'The request did not arrive in time.' }
+  return { status: 400, reason: 'Bad Request', message: 'The request is not valid HTTP.' }
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
@@ -165,7 +193,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
 
   const sockets = new Set<Socket>()
   const internalError: ApiAnswer = { status: 500, headers: {}, body: errorBodyToWire({ code: 'internal', message: 'The service failed on this request.' }) }
-  const server = createServer((req, res) => {
+  const server = createServer({
+    headersTimeout: options.headersTimeoutMs ?? 10_000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    // How often Node looks for connections past those timeouts: a slow client is let go within a second of its time.
+    connectionsCheckingInterval: 1000,
+  }, (req, res) => {
     const started = performance.now()
     const path = (req.url ?? '/').split('?')[0]!.slice(0, 200)
     const finish = (answer: ApiAnswer): void => {
@@ -188,6 +221,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         (body) => {
           try {
             if (body === null) {
+              closeAfter(res)
               finish({ status: 413, headers: { connection: 'close' }, body: errorBodyToWire({ code: 'payload_too_large', message: `The body is larger than ${MAX_BODY_BYTES} bytes.` }) })
               return
             }
@@ -211,8 +245,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
   })
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n')
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    const answer = clientErrorAnswer(error.code)
+    safeLog({ event: 'client-error', status: answer.status })
+    if (!socket.writable) return
+    const body = JSON.stringify(errorBodyToWire({ code: 'invalid_request', message: answer.message }))
+    socket.end(`HTTP/1.1 ${answer.status} ${answer.reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
   })
 
   queue.restore()

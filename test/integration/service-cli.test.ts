@@ -54,7 +54,7 @@ describe('critical-css-service', () => {
     expect(listed.stdout).toMatch(new RegExp(`${id}\\s+pro\\s+2030-01-01T00:00:00.000Z\\s+5`))
     expect(listed.stdout).not.toContain(token)
 
-    const server = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--engine', ENGINE], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const server = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--engine', ENGINE, '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     server.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)))
@@ -71,8 +71,9 @@ describe('critical-css-service', () => {
       })
       const client = createClient({ baseUrl: url, token })
       try {
-        const data = await client.waitForCss(await client.generate('https://example.com/'), { deadline: Date.now() + 10_000 })
-        expect(data.css).toContain('/*https://example.com/*/')
+        // A page on loopback, which --allow-private-networks admits: offline, no public name resolves, and one that does not is refused.
+        const data = await client.waitForCss(await client.generate('http://127.0.0.1:9/page'), { deadline: Date.now() + 10_000 })
+        expect(data.css).toContain('/*http://127.0.0.1:9/page*/')
         expect((await client.usage()).quota.generationsLimit).toBe(5)
       } finally {
         await client.close()

@@ -3,6 +3,7 @@
  * client: the contract's error table, rate limits per plan on a short window, quota and
  * expiry, token isolation, idempotency, the network policy, the queue and shutdown.
  */
+import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client.ts'
 import { startService, type ServiceOptions, type RunningService } from '../../src/service/server.ts'
@@ -296,6 +297,63 @@ describe('network policy', () => {
   it('allowPrivateNetworks lets loopback through (the embedded mode)', async () => {
     const { service } = await setup({ allowPrivateNetworks: true, resolve: async () => ['127.0.0.1'] })
     expect((await call(service, GENERATE, { body: generateBody('http://127.0.0.1:5173/') })).status).toBe(202)
+  })
+})
+
+/** A raw connection to the service: what it has answered so far, and whether it closed. */
+async function rawConnection(service: RunningService): Promise<{ socket: Socket; answer: () => string; closed: Promise<void> }> {
+  const { hostname, port } = new URL(service.url)
+  const socket = connect(Number(port), hostname)
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  let received = ''
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')))
+  socket.on('error', () => {})
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  return { socket, answer: () => received, closed }
+}
+
+describe('HTTP edges', () => {
+  it('an over-long chunked body without a token gets 413 at once, not after its end, and the connection closes', async () => {
+    const { service } = await setup()
+    const { socket, answer, closed } = await rawConnection(service)
+    socket.write(`POST ${GENERATE} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`)
+    const chunk = `${(8192).toString(16)}\r\n${'a'.repeat(8192)}\r\n`
+    let sent = 0
+    // Up to 8 MiB: a server that reads to the end answers only after the last chunk, which this never sends first.
+    while (answer() === '' && sent < 8 * 1024 * 1024 && !socket.destroyed) {
+      if (!socket.write(chunk)) await new Promise((resolve) => setTimeout(resolve, 5))
+      sent += 8192
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(answer()).toMatch(/^HTTP\/1\.1 413 /)
+    expect(answer()).toContain('payload_too_large')
+    await closed
+  })
+
+  it('a client that never finishes its headers gets 408 and is let go', async () => {
+    const { service } = await setup({ headersTimeoutMs: 500 })
+    const { socket, answer, closed } = await rawConnection(service)
+    socket.write(`POST ${GENERATE} HTTP/1.1\r\nhost: x\r\nx-slow: `)
+    await closed
+    expect(answer()).toMatch(/^HTTP\/1\.1 408 /)
+    expect(answer()).toContain('"code":"invalid_request"')
+  })
+
+  it('headers past the size limit get 431, not 400', async () => {
+    const { service } = await setup()
+    const { socket, answer, closed } = await rawConnection(service)
+    socket.write(`GET /api/usage HTTP/1.1\r\nhost: x\r\nx-big: ${'b'.repeat(32 * 1024)}\r\n\r\n`)
+    await closed
+    expect(answer()).toMatch(/^HTTP\/1\.1 431 /)
+  })
+
+  it('a request that is not HTTP still gets 400', async () => {
+    const { service } = await setup()
+    const { socket, answer, closed } = await rawConnection(service)
+    socket.write('NOT HTTP AT ALL\r\n\r\n')
+    await closed
+    expect(answer()).toMatch(/^HTTP\/1\.1 400 /)
   })
 })
 
