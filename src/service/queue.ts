@@ -12,6 +12,10 @@ export interface QueueOptions {
   engine: Engine
   workers: number
   jobTimeoutMs: number
+  /** Most jobs one token may have waiting; past it, generate answers 503. */
+  maxQueuedPerToken: number
+  /** Most jobs waiting in all; past it, generate answers 503. */
+  maxQueued: number
   now: () => number
   /** Checked before the engine runs (DNS answers that point inside, say); throws EngineError to fail the job. */
   beforeRun?: (job: StoredJob, signal: AbortSignal) => Promise<void>
@@ -27,6 +31,8 @@ export class JobQueue {
   /** Token ids with waiting jobs, in the order they are served. */
   readonly #turns: string[] = []
   readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>()
+  /** When each waiting job joined the queue (a restored job: when it was restored). */
+  readonly #enqueuedAt = new Map<string, number>()
   #closing = false
 
   constructor(options: QueueOptions) {
@@ -44,7 +50,21 @@ export class JobQueue {
     if (queued.length) this.#options.log({ event: 'queue_restored', jobs: queued.length, requeued: interrupted.length })
   }
 
+  /** Why a new job of this token cannot be queued now, or null: the bounds keep every wait within reach of its deadline. */
+  refusal(tokenId: string): string | null {
+    const { maxQueuedPerToken, maxQueued } = this.#options
+    if ((this.#waiting.get(tokenId)?.length ?? 0) >= maxQueuedPerToken) return `This token has ${maxQueuedPerToken} jobs waiting, the most the service queues for one token.`
+    if (this.#enqueuedAt.size >= maxQueued) return `The service has ${maxQueued} jobs waiting, the most it queues.`
+    return null
+  }
+
+  /** When to ask again after a refusal: a worker frees up within one job's deadline. */
+  get retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil(this.#options.jobTimeoutMs / 1000))
+  }
+
   enqueue(job: StoredJob): void {
+    this.#enqueuedAt.set(job.id, this.#options.now())
     const ids = this.#waiting.get(job.tokenId)
     if (ids) ids.push(job.id)
     else {
@@ -97,8 +117,17 @@ export class JobQueue {
   async #run(id: string, controller: AbortController): Promise<void> {
     const { store, engine, now, jobTimeoutMs, log } = this.#options
     const job = store.job(id)
+    const enqueuedAt = this.#enqueuedAt.get(id) ?? now()
+    this.#enqueuedAt.delete(id)
     if (!job || job.status !== 'queued') return
     const started = now()
+    if (started - enqueuedAt > jobTimeoutMs) {
+      // Rendering now would answer a caller that has given up, and keep the next ones waiting longer.
+      const failure = { code: 'timeout', message: `The job waited ${seconds(started - enqueuedAt)} s in the queue, past its ${seconds(jobTimeoutMs)} s deadline.` }
+      store.updateJob(id, { status: 'failed', error: failure, durationMs: 0, updatedAt: new Date(started).toISOString() })
+      log({ event: 'job_failed', job: id, code: failure.code })
+      return
+    }
     store.updateJob(id, { status: 'processing', updatedAt: new Date(started).toISOString() })
     const endsAt = Date.now() + jobTimeoutMs
     const deadline = AbortSignal.timeout(jobTimeoutMs)
@@ -124,13 +153,15 @@ export class JobQueue {
         log({ event: 'job_requeued', job: id })
         return
       }
-      const failure = deadline.aborted
-        ? { code: 'timeout', message: `The page did not finish rendering within ${jobTimeoutMs < 10_000 ? (jobTimeoutMs / 1000).toFixed(1) : Math.round(jobTimeoutMs / 1000)} s.` }
-        : describeFailure(error)
+      const failure = deadline.aborted ? { code: 'timeout', message: `The page did not finish rendering within ${seconds(jobTimeoutMs)} s.` } : describeFailure(error)
       store.updateJob(id, { status: 'failed', error: failure, durationMs: now() - started, updatedAt: stamp })
       log({ event: 'job_failed', job: id, code: failure.code })
     }
   }
+}
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000))
 }
 
 class ShutdownSignal extends Error {

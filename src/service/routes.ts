@@ -187,6 +187,8 @@ function generate(request: ApiRequest, token: TokenRecord, context: RouteContext
   if (quota !== null && store.generations(token.id, period) >= quota) {
     return error(402, 'plan_limit_reached', `The plan's ${quota} generations for ${period} are used up; the quota resets at ${quotaResetsAt(now)}.`)
   }
+  const full = queue.refusal(token.id)
+  if (full) return error(503, 'unavailable', `${full} Try again later.`, { 'retry-after': String(queue.retryAfterSeconds) })
   const job: StoredJob = {
     id: newJobId(),
     tokenId: token.id,

@@ -46,6 +46,10 @@ export interface ServiceOptions {
   rateWindowMs?: number
   /** How long `close()` lets jobs in flight finish before putting them back in the queue. Default 10 000 ms. */
   shutdownGraceMs?: number
+  /** Most jobs one token may have waiting; past it, generate answers 503 with Retry-After. Default 1 000. */
+  maxQueuedPerToken?: number
+  /** Most jobs waiting in all, every token together; past it, generate answers 503. Default 10 000. */
+  maxQueued?: number
   /** Time a client has to send a request's headers; past it, 408 and the connection closes. Default 10 000 ms. */
   headersTimeoutMs?: number
   /** Time a client has to send a whole request, body included; past it, 408. Default 30 000 ms. */
@@ -179,6 +183,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     engine,
     workers: options.workers ?? 2,
     jobTimeoutMs: options.jobTimeoutMs ?? 60_000,
+    maxQueuedPerToken: options.maxQueuedPerToken ?? 1_000,
+    maxQueued: options.maxQueued ?? 10_000,
     now,
     log: safeLog,
     beforeRun: allowPrivateNetworks

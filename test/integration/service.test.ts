@@ -312,6 +312,47 @@ async function rawConnection(service: RunningService): Promise<{ socket: Socket;
   return { socket, answer: () => received, closed }
 }
 
+describe('bounded queue', () => {
+  it('past the per-token bound, generate answers 503 with Retry-After and counts nothing; other tokens still get in', async () => {
+    const { service } = await setup({ workers: 1, maxQueuedPerToken: 2, jobTimeoutMs: 20_000 }, () => ({ delayMs: 3000 }))
+    const statuses: number[] = []
+    // One running, two waiting: the bound.
+    for (let i = 0; i < 3; i++) statuses.push((await call(service, GENERATE, { body: generateBody(`${PAGE}?${i}`) })).status)
+    expect(statuses).toEqual([202, 202, 202])
+    const refused = await call(service, GENERATE, { body: generateBody(`${PAGE}?4`) })
+    expect([refused.status, refused.json.error.code, refused.headers.get('retry-after')]).toEqual([503, 'unavailable', '20'])
+    expect(refused.json.error.message).toContain('2 jobs waiting')
+    expect((await call(service, '/api/critical-css/usage')).json.quota.generations_used).toBe(3)
+    expect((await call(service, GENERATE, { body: generateBody(), token: OTHER })).status).toBe(202)
+  })
+
+  it('past the global bound, every token gets 503', async () => {
+    const { service } = await setup({ workers: 1, maxQueued: 1 }, () => ({ delayMs: 3000 }))
+    expect((await call(service, GENERATE, { body: generateBody(`${PAGE}?a`) })).status).toBe(202)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect((await call(service, GENERATE, { body: generateBody(`${PAGE}?b`) })).status).toBe(202)
+    expect((await call(service, GENERATE, { body: generateBody(), token: OTHER })).status).toBe(503)
+  })
+
+  it('a job that waited past its deadline fails timeout without being rendered', async () => {
+    let clock = Date.parse('2026-11-23T12:00:00Z')
+    const { service, engine } = await setup({ workers: 1, jobTimeoutMs: 60_000, now: () => clock }, () => ({ delayMs: 300 }))
+    const client = createClient({ baseUrl: service.url, token: ENT })
+    try {
+      const first = await client.generate(`${PAGE}?first`)
+      const second = await client.generate(`${PAGE}?second`)
+      // The second job is still waiting while a minute and more goes by.
+      clock += 61_000
+      expect((await client.waitForCss(first, { deadline: Date.now() + 10_000 })).css).toBeTruthy()
+      const error = await client.waitForCss(second, { deadline: Date.now() + 10_000 }).catch((caught: { code: string; message: string }) => caught)
+      expect(error).toMatchObject({ code: 'timeout', message: expect.stringContaining('in the queue') })
+      expect(engine.calls.map((input) => input.url)).toEqual([`${PAGE}?first`])
+    } finally {
+      await client.close()
+    }
+  })
+})
+
 describe('HTTP edges', () => {
   it('an over-long chunked body without a token gets 413 at once, not after its end, and the connection closes', async () => {
     const { service } = await setup()
@@ -343,7 +384,7 @@ describe('HTTP edges', () => {
   it('headers past the size limit get 431, not 400', async () => {
     const { service } = await setup()
     const { socket, answer, closed } = await rawConnection(service)
-    socket.write(`GET /api/usage HTTP/1.1\r\nhost: x\r\nx-big: ${'b'.repeat(32 * 1024)}\r\n\r\n`)
+    socket.write(`GET /api/critical-css/usage HTTP/1.1\r\nhost: x\r\nx-big: ${'b'.repeat(32 * 1024)}\r\n\r\n`)
     await closed
     expect(answer()).toMatch(/^HTTP\/1\.1 431 /)
   })
