@@ -171,12 +171,23 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   const allowPrivateNetworks = options.allowPrivateNetworks ?? false
   const resolver = options.resolve ?? systemResolver
-  const engine = options.engine ?? (await defaultEngine(allowPrivateNetworks, resolver, safeLog))
+  // The store first: a damaged database stops the start before a browser is launched.
   const store = await openStore(options.dataDir)
+  let engine: Engine
+  try {
+    engine = options.engine ?? (await defaultEngine(allowPrivateNetworks, resolver, safeLog))
+  } catch (error) {
+    store.close()
+    throw error
+  }
   const createdAt = new Date(now()).toISOString()
   for (const token of options.tokens ?? []) {
     const record = tokenRecord(token, createdAt)
     if (!store.tokenByHash(record.hash)) store.addToken(record)
+  }
+  if (!store.listTokens().some((token) => token.revokedAt === null)) {
+    // A new or emptied database answers 401 to everyone: say so once, where the operator looks.
+    safeLog({ event: 'no_tokens', message: `No API token is active${options.dataDir ? ` in ${options.dataDir}` : ''}: every request will get 401. Create one with \`critical-css-service token create${options.dataDir ? ` --data-dir ${options.dataDir}` : ''}\`.` })
   }
   const queue = new JobQueue({
     store,

@@ -3,7 +3,7 @@
  * service: finished jobs, usage counts, idempotency keys and tokens stay; jobs that were
  * running when it stopped (or crashed) are queued again and finish.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -129,5 +129,40 @@ describe('a real restart with the SQLite store', () => {
     } finally {
       await client.close()
     }
+  })
+})
+
+describe('a SQLite database that cannot be trusted', () => {
+  it('a file that is not a database stops the start with the file and what to do', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'service.db'), 'this is not a database, and it is long enough to look like a header'.repeat(100))
+    const engine = createStubEngine()
+    await expect(startService({ dataDir: dir, engine })).rejects.toThrow(/service\.db cannot be used \(.*\): restore it from a backup, or move it away/)
+  })
+
+  it('a database with a damaged page stops the start too, instead of answering 500 to everything', async () => {
+    const dir = await tempDir()
+    const store = openSqliteStore(dir)
+    for (let i = 0; i < 400; i++) store.addJob({ ...job(`j_${String(i).padStart(20, '0')}`, 'tok_x', 'done'), css: 'a{}'.repeat(200) })
+    store.close()
+    const file = join(dir, 'service.db')
+    const bytes = await readFile(file)
+    // Page 3 onwards (4 KiB pages): table and index pages overwritten with noise.
+    for (let at = 4096 * 2; at < Math.min(bytes.length, 4096 * 12); at++) bytes[at] = (at * 31) & 0xff
+    await writeFile(file, bytes)
+    await expect(startService({ dataDir: dir, engine: createStubEngine() })).rejects.toThrow(/cannot be used/)
+  })
+
+  it('an empty database starts, and says that every request will get 401 until a token is created', async () => {
+    const dir = await tempDir()
+    const lines: Record<string, unknown>[] = []
+    const service = await startService({ dataDir: dir, engine: createStubEngine(), log: (line) => lines.push(line) })
+    services.push(service)
+    const warning = lines.find((line) => line.event === 'no_tokens')
+    expect(warning?.message).toContain('every request will get 401')
+    expect(warning?.message).toContain(`token create --data-dir ${dir}`)
+    const withToken = await startService({ engine: createStubEngine(), tokens: [{ token: TOKEN, plan: 'ent' }], log: (line) => lines.push(line) })
+    services.push(withToken)
+    expect(lines.filter((line) => line.event === 'no_tokens')).toHaveLength(1)
   })
 })

@@ -108,13 +108,31 @@ function loadDriver(): typeof Database {
   }
 }
 
+/**
+ * Opens the database and checks it before anything is served: a damaged file stops the
+ * start with the reason, instead of a service that answers 500 to everything.
+ */
+function openChecked(Driver: typeof Database, file: string): Database.Database {
+  let db: Database.Database | null = null
+  try {
+    db = new Driver(file)
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    const problems = (db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check).filter((line) => line !== 'ok')
+    if (problems.length > 0) throw new Error(problems.slice(0, 3).join('; '))
+    db.exec(SCHEMA)
+    return db
+  } catch (error) {
+    db?.close()
+    throw new Error(`the database ${file} cannot be used (${error instanceof Error ? error.message : String(error)}): restore it from a backup, or move it away to start with an empty one.`)
+  }
+}
+
 export function openSqliteStore(dataDir: string): Store {
   mkdirSync(dataDir, { recursive: true })
   const Driver = loadDriver()
-  const db = new Driver(join(dataDir, 'service.db'))
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
-  db.exec(SCHEMA)
+  const file = join(dataDir, 'service.db')
+  const db = openChecked(Driver, file)
 
   const statements = {
     addToken: db.prepare('INSERT INTO tokens (id, hash, plan, expires_at, quota, created_at, revoked_at) VALUES (@id, @hash, @plan, @expires_at, @quota, @created_at, @revoked_at)'),
