@@ -39,6 +39,7 @@ Options:
   --engine MODULE   module whose default export is an Engine, or a function returning one
                     (default: the Chromium engine on the system's Chrome/Chromium)
   --allow-private-networks   also fetch loopback and private addresses
+  --allow-origin URL         fetch this origin even when it is internal (repeatable)
 
 Stops gracefully on SIGTERM and SIGINT: new requests get 503, running jobs finish or
 go back to the queue. Logs one JSON line per event on stdout; tokens never appear.
@@ -93,6 +94,7 @@ async function serve(argv: string[]): Promise<void> {
       'job-timeout': { type: 'string' },
       engine: { type: 'string' },
       'allow-private-networks': { type: 'boolean' },
+      'allow-origin': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   })
@@ -105,6 +107,7 @@ async function serve(argv: string[]): Promise<void> {
     workers: positiveInteger(values.workers, '--workers', 2),
     jobTimeoutMs: positiveInteger(values['job-timeout'], '--job-timeout', 60) * 1000,
     allowPrivateNetworks: values['allow-private-networks'] ?? false,
+    allowOrigins: values['allow-origin'] ?? [],
     ...(engine ? { engine } : {}),
     log: (line) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`),
   })

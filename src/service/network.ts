@@ -86,3 +86,44 @@ export async function refusedResolution(url: URL, resolve: Resolver): Promise<st
   const inside = addresses.find(isBlockedAddress)
   return inside ? `${host} resolves to ${inside}, an internal address` : null
 }
+
+/** What the service may fetch for a caller, as every check (generate, before a job, the browser's requests) asks it. */
+export interface NetworkPolicy {
+  /** Why the URL itself is refused (scheme, internal literal, loopback name), or null. */
+  refusedUrl(url: URL): string | null
+  /** Why where the URL's host resolves is refused, or null. */
+  refusedResolution(url: URL): Promise<string | null>
+}
+
+export interface NetworkPolicyOptions {
+  /** Everything is allowed: the embedded mode, bound to loopback. */
+  allowPrivateNetworks: boolean
+  /** Origins fetched even when internal (an internal staging site); `scheme://host:port`. */
+  allowOrigins: readonly string[]
+  resolve: Resolver
+}
+
+/** The origin of an `allowOrigins` entry, or a TypeError that names the option. */
+export function allowedOrigin(entry: string): string {
+  const url = URL.canParse(entry) ? new URL(entry) : null
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
+    throw new TypeError(`allowOrigins: ${JSON.stringify(entry)} is not an http(s) origin like https://staging.internal:8443.`)
+  }
+  return originOf(url)
+}
+
+/** `scheme://host:port` with the host as the checks see it (no trailing dot). */
+function originOf(url: URL): string {
+  const host = hostOf(url)
+  return `${url.protocol}//${host.includes(':') ? `[${host}]` : host}${url.port ? `:${url.port}` : ''}`
+}
+
+export function createNetworkPolicy(options: NetworkPolicyOptions): NetworkPolicy {
+  if (options.allowPrivateNetworks) return { refusedUrl: () => null, refusedResolution: async () => null }
+  const allowed = new Set(options.allowOrigins.map(allowedOrigin))
+  const isAllowed = (url: URL): boolean => (url.protocol === 'http:' || url.protocol === 'https:') && allowed.has(originOf(url))
+  return {
+    refusedUrl: (url) => (isAllowed(url) ? null : refusedUrl(url)),
+    refusedResolution: async (url) => (isAllowed(url) ? null : refusedResolution(url, options.resolve)),
+  }
+}

@@ -24,7 +24,7 @@ import {
 } from '../contract/api-contract.ts'
 import { bearerToken, hashToken, sameHash } from './auth.ts'
 import { quotaPeriod, quotaResetsAt, type SlidingWindows } from './limits.ts'
-import { refusedUrl } from './network.ts'
+import type { NetworkPolicy } from './network.ts'
 import type { JobQueue } from './queue.ts'
 import type { Store, StoredJob, TokenRecord } from './store/types.ts'
 
@@ -48,7 +48,7 @@ export interface RouteContext {
   windows: SlidingWindows
   queue: JobQueue
   now: () => number
-  allowPrivateNetworks: boolean
+  policy: NetworkPolicy
 }
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -167,10 +167,8 @@ function generate(request: ApiRequest, token: TokenRecord, context: RouteContext
     if (caught instanceof ContractViolation) return error(400, 'invalid_request', caught.message)
     throw caught
   }
-  if (!context.allowPrivateNetworks) {
-    const refused = refusedUrl(new URL(parsed.url))
-    if (refused) return error(400, 'invalid_request', `The url is not fetched: ${refused}.`)
-  }
+  const refused = context.policy.refusedUrl(new URL(parsed.url))
+  if (refused) return error(400, 'invalid_request', `The url is not fetched: ${refused}.`)
   const key = header(request, 'idempotency-key')
   if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
     return error(400, 'invalid_request', 'Idempotency-Key must be 1–255 printable ASCII characters.')

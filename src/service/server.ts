@@ -10,7 +10,7 @@ import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../c
 import { hashToken } from './auth.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
 import { SlidingWindows } from './limits.ts'
-import { refusedResolution, refusedUrl, systemResolver, type Resolver } from './network.ts'
+import { createNetworkPolicy, systemResolver, type NetworkPolicy, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
 import { handleApiRequest, type ApiAnswer } from './routes.ts'
 import { createMemoryStore } from './store/memory.ts'
@@ -42,6 +42,11 @@ export interface ServiceOptions {
   jobTimeoutMs?: number
   /** Fetch loopback and private addresses too (the embedded mode, bound to 127.0.0.1). Default false. */
   allowPrivateNetworks?: boolean
+  /**
+   * Origins fetched even when they are internal, like `https://staging.internal:8443`: an
+   * internal site the service must render. Everything else internal stays refused. Default: none.
+   */
+  allowOrigins?: string[]
   /** Length of the rate limit's sliding window. Default 60 000 ms (the contract's minute). */
   rateWindowMs?: number
   /** How long `close()` lets jobs in flight finish before putting them back in the queue. Default 10 000 ms. */
@@ -97,11 +102,11 @@ async function openStore(dataDir: string | undefined): Promise<Store> {
 }
 
 /** The Chromium engine, loaded only when a service runs without an engine of its own. */
-async function defaultEngine(allowPrivateNetworks: boolean, resolver: Resolver, log: (line: Record<string, unknown>) => void): Promise<Engine> {
+async function defaultEngine(allowPrivateNetworks: boolean, policy: NetworkPolicy, log: (line: Record<string, unknown>) => void): Promise<Engine> {
   const { createChromiumEngine } = await import('../engine/chromium.ts')
   return createChromiumEngine({
     // The page's own requests obey the same policy as the page URL: no internal address through the browser either.
-    ...(allowPrivateNetworks ? {} : { guard: async (url: URL) => refusedUrl(url) ?? (await refusedResolution(url, resolver)) }),
+    ...(allowPrivateNetworks ? {} : { guard: async (url: URL) => policy.refusedUrl(url) ?? (await policy.refusedResolution(url)) }),
     log,
   })
 }
@@ -170,12 +175,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     }
   }
   const allowPrivateNetworks = options.allowPrivateNetworks ?? false
-  const resolver = options.resolve ?? systemResolver
+  const policy = createNetworkPolicy({ allowPrivateNetworks, allowOrigins: options.allowOrigins ?? [], resolve: options.resolve ?? systemResolver })
   // The store first: a damaged database stops the start before a browser is launched.
   const store = await openStore(options.dataDir)
   let engine: Engine
   try {
-    engine = options.engine ?? (await defaultEngine(allowPrivateNetworks, resolver, safeLog))
+    engine = options.engine ?? (await defaultEngine(allowPrivateNetworks, policy, safeLog))
   } catch (error) {
     store.close()
     throw error
@@ -201,7 +206,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     beforeRun: allowPrivateNetworks
       ? undefined
       : async (job) => {
-          const refused = await refusedResolution(new URL(job.url), resolver)
+          const refused = await policy.refusedResolution(new URL(job.url))
           if (refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${refused}.`)
         },
   })
@@ -245,7 +250,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
             finish(
               handleApiRequest(
                 { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body },
-                { store, windows, queue, now, allowPrivateNetworks },
+                { store, windows, queue, now, policy },
               ),
             )
           } catch (error) {

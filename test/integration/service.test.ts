@@ -3,7 +3,8 @@
  * client: the contract's error table, rate limits per plan on a short window, quota and
  * expiry, token isolation, idempotency, the network policy, the queue and shutdown.
  */
-import { connect, type Socket } from 'node:net'
+import { createServer, type Server } from 'node:http'
+import { connect, type AddressInfo, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client.ts'
 import { startService, type ServiceOptions, type RunningService } from '../../src/service/server.ts'
@@ -396,6 +397,52 @@ describe('HTTP edges', () => {
     await closed
     expect(answer()).toMatch(/^HTTP\/1\.1 400 /)
   })
+})
+
+describe('allowOrigins', () => {
+  it('admits an internal origin it names, and nothing else internal', async () => {
+    const { service } = await setup({ allowOrigins: ['http://127.0.0.1:5173/'] })
+    expect((await call(service, GENERATE, { body: generateBody('http://127.0.0.1:5173/pricing') })).status).toBe(202)
+    expect((await call(service, GENERATE, { body: generateBody('http://127.0.0.1:5174/') })).status).toBe(400)
+    expect((await call(service, GENERATE, { body: generateBody('http://localhost:5173/') })).status).toBe(400)
+    expect((await call(service, GENERATE, { body: generateBody('https://127.0.0.1:5173/') })).status).toBe(400)
+  })
+
+  it('an entry that is not an http(s) origin stops the start, naming the option', async () => {
+    await expect(startService({ engine: createStubEngine(), allowOrigins: ['staging.internal'] })).rejects.toThrow(/allowOrigins: "staging.internal" is not an http\(s\) origin/)
+  })
+
+  it('in Chromium: the allowed site renders, and its stylesheet on another internal origin is never fetched', async () => {
+    const canaryRequests: string[] = []
+    const listen = async (handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; origin: string }> => {
+      const server = createServer(handler)
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+    }
+    const canary = await listen((req, res) => {
+      canaryRequests.push(req.url ?? '')
+      res.writeHead(200, { 'content-type': 'text/css' }).end('h1{color:rgb(1, 2, 3)}')
+    })
+    const site = await listen((req, res) => {
+      if (req.url === '/site.css') return void res.writeHead(200, { 'content-type': 'text/css' }).end('h1{font-size:40px}')
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><html><head><link rel="stylesheet" href="/site.css"><link rel="stylesheet" href="${canary.origin}/canary.css"></head><body><h1>Staging</h1></body></html>`)
+    })
+    const service = await startService({ tokens: [{ token: ENT, plan: 'ent' }], allowOrigins: [site.origin], workers: 1 })
+    running.push(service)
+    const client = createClient({ baseUrl: service.url, token: ENT })
+    try {
+      const data = await client.waitForCss(await client.generate(`${site.origin}/`), { deadline: Date.now() + 30_000 })
+      expect(data.css).toContain('font-size:40px')
+      expect(data.css).not.toContain('rgb(1, 2, 3)')
+      expect(canaryRequests).toEqual([])
+    } finally {
+      await client.close()
+      for (const { server } of [canary, site]) {
+        server.closeAllConnections()
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+      }
+    }
+  }, 60_000)
 })
 
 describe('shutdown', () => {
