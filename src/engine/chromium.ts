@@ -105,6 +105,8 @@ const BODY_CACHE_SIZE = 64
 /** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
 const MAX_SPARE_PAGES = 4
 const DEFAULT_DEADLINE_MS = 60_000
+/** Navigations after the first load (meta refresh, `location` by script) followed before a page is given up on. */
+const MAX_PAGE_HOPS = 3
 
 class ChromiumCriticalCss implements ChromiumEngine {
   readonly #executablePath: string
@@ -311,14 +313,20 @@ class ChromiumCriticalCss implements ChromiumEngine {
     }
     if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
     if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
-    try {
-      // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
-      await page.waitForLoadState('load', { timeout: Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()) }).catch(() => {})
-      const listed = await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
-      return { page, listed, responses }
-    } catch (error) {
-      if (crashed || !browser.isConnected()) throw new BrowserCrash()
-      throw error
+    // A page may move on by meta refresh or script before it is read: the page it lands on
+    // is the one a visitor sees, so it is followed, a few hops at most.
+    for (let hop = 0; ; hop++) {
+      try {
+        // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
+        await page.waitForLoadState('load', { timeout: Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()) }).catch(() => {})
+        const listed = await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+        return { page, listed, responses }
+      } catch (error) {
+        if (crashed || !browser.isConnected()) throw new BrowserCrash()
+        if (!isNavigationRace(error)) throw error
+        if (refused.reason) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${refused.reason}.`)
+        if (hop >= MAX_PAGE_HOPS) throw new EngineError('render_failed', `The page kept navigating (${hop + 1} times after it loaded) and could not be read.`)
+      }
     }
   }
 }
@@ -434,6 +442,11 @@ function validatorOf(response: Response): string | null {
 function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
   const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
   return page.evaluate(source) as Promise<R>
+}
+
+/** A read of the page cut short because it navigated away meanwhile. */
+function isNavigationRace(error: unknown): boolean {
+  return error instanceof Error && /Execution context was destroyed|navigat/i.test(error.message)
 }
 
 function sameSize(a: Viewport, b: Viewport): boolean {

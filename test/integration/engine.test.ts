@@ -105,6 +105,9 @@ beforeAll(async () => {
       `<link rel="stylesheet" href="/css/site.css"><style>.hero{background-image:url(img/i.png)}.hero-title{background:url("data:image/svg+xml,%3Csvg%3E%3C/svg%3E")}</style><link rel="stylesheet" href="${other.origin}/theme.css">`,
       LAYOUT,
     ),
+    '/refresh.html': '<!doctype html><html><head><meta http-equiv="refresh" content="0; url=/index.html"><title>moved</title></head><body>Moved.</body></html>',
+    '/scripted.html': '<!doctype html><html><head><script>location.replace("/index.html")</script></head><body>Moving…</body></html>',
+    '/loop.html': '<!doctype html><html><head><script>location.replace("/loop.html?" + Math.random())</script></head><body>Again.</body></html>',
     '/stalled.html': page(`<link rel="stylesheet" href="/css/site.css"><link rel="stylesheet" href="${blackHole.origin}/fonts.css"><style>@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}.hero-title{font-family:Far,serif}</style>`, LAYOUT),
     '/order.html': page(
       `<link rel="stylesheet" href="/css/a.css"><style>.x{color:green}</style><link rel="stylesheet" href="/css/b.css"><link rel="stylesheet" media="(min-width: 1000px)" href="/css/d.css">`,
@@ -193,6 +196,17 @@ describe('Chromium engine: failures', () => {
     const error = await generate('/missing.html').catch((e: unknown) => e)
     expect(error).toBeInstanceOf(EngineError)
     expect((error as EngineError).code).toBe('fetch_failed')
+  })
+
+  it('follows a page that moves on by meta refresh or script before it is read, to the page it lands on', async () => {
+    const landed = await generate('/index.html')
+    expect(await generate('/refresh.html')).toBe(landed)
+    expect(await generate('/scripted.html')).toBe(landed)
+  })
+
+  it('a page that never stops moving fails render_failed, saying so', async () => {
+    const error = await generate('/loop.html').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'render_failed', message: expect.stringContaining('kept navigating') })
   })
 
   it('refuses what its guard refuses: the page with blocked_url, a subresource by leaving its rules out', async () => {
