@@ -107,6 +107,10 @@ const MAX_SPARE_PAGES = 4
 const DEFAULT_DEADLINE_MS = 60_000
 /** Navigations after the first load (meta refresh, `location` by script) followed before a page is given up on. */
 const MAX_PAGE_HOPS = 3
+/** A meta refresh due within this long is waited for; a later one leaves the page as it is. */
+const MAX_REFRESH_WAIT_MS = 3000
+/** Most CSS text one page may hold, every stylesheet together (the biggest sites ship a few MiB). */
+const MAX_STYLESHEET_CHARS = 8 * 1024 * 1024
 
 class ChromiumCriticalCss implements ChromiumEngine {
   readonly #executablePath: string
@@ -219,6 +223,11 @@ class ChromiumCriticalCss implements ChromiumEngine {
       const views = opened.map((result) => (result as PromiseFulfilledResult<LoadedView>).value)
       const texts = await this.#stylesheetTexts(views, remaining())
       const sheets = mergeSheetLists(await Promise.all(views.map((view) => appliedSheets(view, texts))))
+      const bytes = sheets.reduce((sum, sheet) => sum + sheet.text.length, 0)
+      // Past this, parsing holds the service's event loop for seconds and its memory for good: a clear failure instead.
+      if (bytes > MAX_STYLESHEET_CHARS) {
+        throw new EngineError('render_failed', `The page's stylesheets hold ${(bytes / 1024 / 1024).toFixed(1)} MiB of CSS, more than the ${MAX_STYLESHEET_CHARS / 1024 / 1024} MiB the engine parses.`)
+      }
       const critical = this.#parsed(sheets, texts, views[0]!.page.url())
       const answers = await Promise.all(views.map((view) => ask(view, critical.questions)))
       // Opened now, not earlier: they would compete with this job's pages for the CPU.
@@ -319,6 +328,15 @@ class ChromiumCriticalCss implements ChromiumEngine {
       try {
         // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
         await page.waitForLoadState('load', { timeout: Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()) }).catch(() => {})
+        const refreshMs = await inPage(page, metaRefreshDelay, undefined)
+        if (refreshMs !== null && refreshMs <= MAX_REFRESH_WAIT_MS && hop < MAX_PAGE_HOPS) {
+          // A refresh that is about to move the page: read the page it moves to.
+          const moved = await page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: Math.min(refreshMs + 2000, remaining()) }).then(
+            () => true,
+            () => false,
+          )
+          if (moved) continue
+        }
         const listed = await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
         return { page, listed, responses }
       } catch (error) {
@@ -442,6 +460,13 @@ function validatorOf(response: Response): string | null {
 function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
   const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
   return page.evaluate(source) as Promise<R>
+}
+
+/** In the page: in how many ms its `<meta http-equiv="refresh">` moves it to another URL, or null. */
+function metaRefreshDelay(): number | null {
+  const meta = document.querySelector('meta[http-equiv="refresh" i]')
+  const match = /^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?\S/i.exec(meta?.getAttribute('content') ?? '')
+  return match ? Number(match[1]) * 1000 : null
 }
 
 /** A read of the page cut short because it navigated away meanwhile. */

@@ -107,6 +107,9 @@ beforeAll(async () => {
     ),
     '/refresh.html': '<!doctype html><html><head><meta http-equiv="refresh" content="0; url=/index.html"><title>moved</title></head><body>Moved.</body></html>',
     '/scripted.html': '<!doctype html><html><head><script>location.replace("/index.html")</script></head><body>Moving…</body></html>',
+    // 9 MiB of rules: past what the engine parses.
+    '/css/huge.css': '.r{color:red}\n'.repeat(Math.ceil((9 * 1024 * 1024) / 14)),
+    '/huge.html': page('<link rel="stylesheet" href="/css/huge.css">', LAYOUT),
     '/loop.html': '<!doctype html><html><head><script>location.replace("/loop.html?" + Math.random())</script></head><body>Again.</body></html>',
     '/stalled.html': page(`<link rel="stylesheet" href="/css/site.css"><link rel="stylesheet" href="${blackHole.origin}/fonts.css"><style>@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}.hero-title{font-family:Far,serif}</style>`, LAYOUT),
     '/order.html': page(
@@ -202,6 +205,11 @@ describe('Chromium engine: failures', () => {
     const landed = await generate('/index.html')
     expect(await generate('/refresh.html')).toBe(landed)
     expect(await generate('/scripted.html')).toBe(landed)
+  })
+
+  it('a page with more CSS than the engine parses fails render_failed, saying how much, not internal', async () => {
+    const error = await generate('/huge.html').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'render_failed', message: expect.stringMatching(/9\.0 MiB of CSS, more than the 8 MiB/) })
   })
 
   it('a page that never stops moving fails render_failed, saying so', async () => {
