@@ -53,7 +53,7 @@ export function isBlockedAddress(address: string): boolean {
  */
 function hostOf(url: URL): string {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
-  return host.toLowerCase().replace(/\.$/, '')
+  return host.replace(/\.$/, '')
 }
 
 /** Why the URL itself is refused (scheme, IP literal, localhost), or null. DNS comes later. */
