@@ -2,13 +2,21 @@
  * The SQLite store (`dataDir`): jobs, results, usage counts, idempotency keys and token
  * hashes in `service.db` under WAL, so a restart loses no finished job. better-sqlite3 is
  * an optional peer: loaded only when a `dataDir` is given.
+ *
+ * better-sqlite3 is synchronous: a write that waits for a lock held by another process
+ * waits on the event loop, and with the driver's default (5 s) the whole service stops
+ * answering. So the connection waits only a few milliseconds, and a write still locked
+ * out throws `StoreBusyError`: the queue retries it on timers, a request gets 503.
  */
 import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { JobStatus, Plan, Viewport } from '../../contract/api-contract.ts'
-import type { JobStats, Store, StoredJob, TokenRecord } from './types.ts'
+import { StoreBusyError, type JobStats, type Store, type StoredJob, type TokenRecord } from './types.ts'
+
+/** Long enough to ride out another connection's short write, short enough not to hold the event loop. */
+const BUSY_TIMEOUT_MS = 5
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tokens (
@@ -99,6 +107,28 @@ function jobToRow(job: StoredJob): JobRow {
   }
 }
 
+/** SQLITE_BUSY and its extended codes (BUSY_RECOVERY, BUSY_SNAPSHOT, BUSY_TIMEOUT): the lock is someone else's, for now. */
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY')
+}
+
+/** The same store, with SQLite's busy errors turned into the store's own, so callers need not know SQLite. */
+function translatingBusy(store: Store, file: string): Store {
+  const translated = { ...store }
+  for (const name of Object.keys(store) as (keyof Store)[]) {
+    const method = store[name] as (...args: unknown[]) => unknown
+    ;(translated as Record<keyof Store, unknown>)[name] = (...args: unknown[]): unknown => {
+      try {
+        return method(...args)
+      } catch (error) {
+        throw isBusy(error) ? new StoreBusyError(file) : error
+      }
+    }
+  }
+  return translated
+}
+
 function loadDriver(): typeof Database {
   const require = createRequire(import.meta.url)
   try {
@@ -115,7 +145,7 @@ function loadDriver(): typeof Database {
 function openChecked(Driver: typeof Database, file: string): Database.Database {
   let db: Database.Database | null = null
   try {
-    db = new Driver(file)
+    db = new Driver(file, { timeout: BUSY_TIMEOUT_MS })
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     const problems = (db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check).filter((line) => line !== 'ok')
@@ -124,6 +154,8 @@ function openChecked(Driver: typeof Database, file: string): Database.Database {
     return db
   } catch (error) {
     db?.close()
+    // A lock held elsewhere says nothing about the file: "restore it from a backup" would be wrong advice.
+    if (isBusy(error)) throw new StoreBusyError(file)
     throw new Error(`the database ${file} cannot be used (${error instanceof Error ? error.message : String(error)}): restore it from a backup, or move it away to start with an empty one.`)
   }
 }
@@ -158,7 +190,7 @@ export function openSqliteStore(dataDir: string): Store {
     remember: db.prepare('INSERT INTO idempotency (token_id, key, job_id, at) VALUES (?, ?, ?, ?) ON CONFLICT (token_id, key) DO UPDATE SET job_id = excluded.job_id, at = excluded.at'),
   }
 
-  return {
+  return translatingBusy({
     addToken(record) {
       statements.addToken.run({
         id: record.id,
@@ -229,8 +261,13 @@ export function openSqliteStore(dataDir: string): Store {
       statements.remember.run(tokenId, key, jobId, at)
     },
 
+    transaction(work) {
+      // IMMEDIATE takes the write lock first: a busy database refuses before any part is written.
+      return db.transaction(work).immediate()
+    },
+
     close() {
       db.close()
     },
-  }
+  }, file)
 }

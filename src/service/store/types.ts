@@ -2,6 +2,8 @@
  * What the reference service keeps: tokens (as hashes), jobs with their results, monthly
  * generation counts and idempotency keys. Two implementations: in memory (default) and
  * SQLite (`dataDir`). Every method is synchronous: both stores answer from the process.
+ * A store that cannot write now (another process holds its database) throws
+ * `StoreBusyError` at once instead of waiting, so callers decide how to wait.
  */
 import type { JobData, JobStatus, Plan, Usage } from '../../contract/api-contract.ts'
 
@@ -24,6 +26,18 @@ export interface StoredJob extends JobData {
 
 /** The usage answer's stats of one token. */
 export type JobStats = Usage['stats']
+
+/**
+ * The store cannot take a write now because something else holds it (another process
+ * writing the same database). Nothing of the failed call was kept; the same call may
+ * succeed a moment later.
+ */
+export class StoreBusyError extends Error {
+  override name = 'StoreBusyError'
+  constructor(where: string) {
+    super(`The store at ${where} is busy: another process holds its write lock.`)
+  }
+}
 
 export interface Store {
   addToken(record: TokenRecord): void
@@ -50,6 +64,9 @@ export interface Store {
   /** The job a key named within the last 24 h, if any. */
   idempotentJob(tokenId: string, key: string, notBefore: string): string | null
   rememberIdempotency(tokenId: string, key: string, jobId: string, at: string): void
+
+  /** Runs `work` as one write: all of it is kept, or nothing (when it throws, busy included). */
+  transaction<T>(work: () => T): T
 
   close(): void
 }
