@@ -2,10 +2,15 @@
  * Jobs waiting for an engine: FIFO per token, served round-robin between tokens so one
  * token's 500 jobs do not starve another's one; `workers` at a time, each with a deadline.
  * On close, jobs in flight get a grace period to finish, then go back to the queue.
+ *
+ * A job's own writes (processing, then done, failed or back to queued) wait on timers
+ * while the store is busy, for as long as the queue runs: a lock held elsewhere delays a
+ * result, it never turns a finished job into a failed one.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { JOB_FAILURE_CODES } from '../contract/api-contract.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
-import type { Store, StoredJob } from './store/types.ts'
+import { StoreBusyError, type Store, type StoredJob } from './store/types.ts'
 
 export interface QueueOptions {
   store: Store
@@ -23,6 +28,17 @@ export interface QueueOptions {
 }
 
 const MAX_ERROR_MESSAGE = 500
+/** Waits between tries of a busy write: the first catches a short lock soon, the longest keeps a long one from costing a spin. */
+const BUSY_FIRST_WAIT_MS = 10
+const BUSY_LONGEST_WAIT_MS = 1000
+
+type JobPatch = Parameters<Store['updateJob']>[1]
+
+/** What a job's run ends with: the write that records it, and the line that reports it. */
+interface Outcome {
+  patch: JobPatch
+  line: Record<string, unknown>
+}
 
 export class JobQueue {
   readonly #options: QueueOptions
@@ -34,6 +50,8 @@ export class JobQueue {
   /** When each waiting job joined the queue (a restored job: when it was restored). */
   readonly #enqueuedAt = new Map<string, number>()
   #closing = false
+  /** Fired when close() stops waiting: writes still locked out give up, and the database keeps what it had. */
+  readonly #stopWrites = new AbortController()
 
   constructor(options: QueueOptions) {
     this.#options = options
@@ -86,6 +104,7 @@ export class JobQueue {
     await Promise.race([Promise.all(running.map((entry) => entry.done)), grace])
     clearTimeout(timer)
     for (const entry of this.#running.values()) entry.controller.abort(new ShutdownSignal())
+    this.#stopWrites.abort(new ShutdownSignal())
     await Promise.all([...this.#running.values()].map((entry) => entry.done))
   }
 
@@ -107,28 +126,36 @@ export class JobQueue {
       const controller = new AbortController()
       const entry = { controller, done: Promise.resolve() }
       this.#running.set(id, entry)
-      entry.done = this.#run(id, controller).finally(() => {
-        this.#running.delete(id)
-        this.#pump()
-      })
+      entry.done = this.#run(id, controller)
+        .catch((error: unknown) => this.#unrecorded(id, error))
+        .finally(() => {
+          this.#running.delete(id)
+          this.#pump()
+        })
     }
   }
 
   async #run(id: string, controller: AbortController): Promise<void> {
-    const { store, engine, now, jobTimeoutMs, log } = this.#options
-    const job = store.job(id)
+    const { store, now, jobTimeoutMs } = this.#options
     const enqueuedAt = this.#enqueuedAt.get(id) ?? now()
     this.#enqueuedAt.delete(id)
+    const job = await this.#whenFree(id, 'read', () => store.job(id))
     if (!job || job.status !== 'queued') return
     const started = now()
     if (started - enqueuedAt > jobTimeoutMs) {
       // Rendering now would answer a caller that has given up, and keep the next ones waiting longer.
       const failure = { code: 'timeout', message: `The job waited ${seconds(started - enqueuedAt)} s in the queue, past its ${seconds(jobTimeoutMs)} s deadline.` }
-      store.updateJob(id, { status: 'failed', error: failure, durationMs: 0, updatedAt: new Date(started).toISOString() })
-      log({ event: 'job_failed', job: id, code: failure.code })
+      await this.#record(id, { patch: { status: 'failed', error: failure, durationMs: 0, updatedAt: new Date(started).toISOString() }, line: { event: 'job_failed', job: id, code: failure.code } })
       return
     }
-    store.updateJob(id, { status: 'processing', updatedAt: new Date(started).toISOString() })
+    await this.#whenFree(id, 'processing', () => store.updateJob(id, { status: 'processing', updatedAt: new Date(started).toISOString() }))
+    await this.#record(id, await this.#render(job, started, controller))
+  }
+
+  /** Runs the engine on the job and says how it ended; never throws. */
+  async #render(job: StoredJob, started: number, controller: AbortController): Promise<Outcome> {
+    const { engine, now, jobTimeoutMs } = this.#options
+    const id = job.id
     const endsAt = Date.now() + jobTimeoutMs
     const deadline = AbortSignal.timeout(jobTimeoutMs)
     const signal = AbortSignal.any([deadline, controller.signal])
@@ -136,27 +163,62 @@ export class JobQueue {
       await this.#options.beforeRun?.(job, signal)
       const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt }), signal)
       const finished = now()
-      store.updateJob(id, {
-        status: 'done',
-        cssAvailable: true,
-        css,
-        cssBytes: Buffer.byteLength(css),
-        durationMs: finished - started,
-        updatedAt: new Date(finished).toISOString(),
-        error: null,
-      })
-      log({ event: 'job_done', job: id, ms: finished - started, css_bytes: Buffer.byteLength(css) })
+      const cssBytes = Buffer.byteLength(css)
+      return {
+        patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null },
+        line: { event: 'job_done', job: id, ms: finished - started, css_bytes: cssBytes },
+      }
     } catch (error) {
       const stamp = new Date(now()).toISOString()
       if (controller.signal.aborted && controller.signal.reason instanceof ShutdownSignal) {
-        store.updateJob(id, { status: 'queued', updatedAt: stamp })
-        log({ event: 'job_requeued', job: id })
-        return
+        return { patch: { status: 'queued', updatedAt: stamp }, line: { event: 'job_requeued', job: id } }
       }
       const failure = deadline.aborted ? { code: 'timeout', message: `The page did not finish rendering within ${seconds(jobTimeoutMs)} s.` } : describeFailure(error)
-      store.updateJob(id, { status: 'failed', error: failure, durationMs: now() - started, updatedAt: stamp })
-      log({ event: 'job_failed', job: id, code: failure.code })
+      return { patch: { status: 'failed', error: failure, durationMs: now() - started, updatedAt: stamp }, line: { event: 'job_failed', job: id, code: failure.code } }
     }
+  }
+
+  /** Writes how the job ended, however long the store stays busy, then reports it. */
+  async #record(id: string, outcome: Outcome): Promise<void> {
+    const { store, log, now } = this.#options
+    try {
+      await this.#whenFree(id, String(outcome.patch.status), () => store.updateJob(id, outcome.patch))
+    } catch (error) {
+      if (outcome.patch.status !== 'done' || error instanceof StoreBusyError || this.#stopWrites.signal.aborted) throw error
+      // The store refused the result itself (too large, say): the job fails, rather than stay processing with no one on it.
+      const failure = { code: 'internal', message: 'The service could not keep the result of this page.' }
+      await this.#whenFree(id, 'failed', () => store.updateJob(id, { status: 'failed', error: failure, updatedAt: new Date(now()).toISOString() }))
+      log({ event: 'job_failed', job: id, code: failure.code })
+      return
+    }
+    log(outcome.line)
+  }
+
+  /**
+   * Runs a store call, and while the store is busy tries again on timers, backing off, so
+   * the event loop keeps serving. Gives up only when close() stops waiting.
+   */
+  async #whenFree<T>(id: string, step: string, call: () => T): Promise<T> {
+    for (let wait = BUSY_FIRST_WAIT_MS, tries = 1; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS), tries++) {
+      try {
+        return call()
+      } catch (error) {
+        if (!(error instanceof StoreBusyError) || this.#stopWrites.signal.aborted) throw error
+        // One line per wait, not per try: a lock held for minutes would flood the log.
+        if (tries === 1) this.#options.log({ event: 'store_busy', job: id, step })
+      }
+      await sleep(wait, undefined, { signal: this.#stopWrites.signal })
+    }
+  }
+
+  /**
+   * A job whose run ended without its outcome written: the database keeps its last state
+   * (queued or processing), which the next start queues again. Logged, never thrown: a
+   * rejection here would have no one to catch it.
+   */
+  #unrecorded(id: string, error: unknown): void {
+    const reason = error instanceof StoreBusyError || this.#stopWrites.signal.aborted ? 'store_busy' : error instanceof Error ? error.name : 'unknown'
+    this.#options.log({ event: 'job_unrecorded', job: id, reason })
   }
 }
 
