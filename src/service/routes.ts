@@ -2,7 +2,8 @@
  * The API's four endpoints over a store, the limits and the queue: one function from a
  * request (method, path, query, headers, body text) to an answer (status, headers, JSON).
  * The order of checks: path, method, token, rate (401 and 429 are not counted), then the
- * endpoint's own.
+ * endpoint's own. A store that is busy (its database locked by another process) gets
+ * 503 + Retry-After: the request was fine, the moment was not.
  */
 import { randomBytes } from 'node:crypto'
 import {
@@ -26,7 +27,7 @@ import { bearerToken, hashToken, sameHash } from './auth.ts'
 import { quotaPeriod, quotaResetsAt, type SlidingWindows } from './limits.ts'
 import type { NetworkPolicy } from './network.ts'
 import type { JobQueue } from './queue.ts'
-import type { Store, StoredJob, TokenRecord } from './store/types.ts'
+import { StoreBusyError, type Store, type StoredJob, type TokenRecord } from './store/types.ts'
 
 export interface ApiRequest {
   method: string
@@ -52,6 +53,8 @@ export interface RouteContext {
 }
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+/** A lock held elsewhere is usually a short write (a `token create` in another shell): worth asking again soon. */
+const STORE_BUSY_RETRY_AFTER_S = 2
 const JOB_DATA_PATH = /^\/api\/critical-css\/job\/([^/]*)\/data$/
 
 function error(status: number, code: string, message: string, headers: Record<string, string> = {}): ApiAnswer {
@@ -107,6 +110,18 @@ function authenticate(request: ApiRequest, store: Store): TokenRecord | null {
 }
 
 export function handleApiRequest(request: ApiRequest, context: RouteContext): ApiAnswer {
+  try {
+    return answerRequest(request, context)
+  } catch (caught) {
+    if (!(caught instanceof StoreBusyError)) throw caught
+    // The store's message names its file: the client gets only what it can act on.
+    return error(503, 'unavailable', `The service cannot store this request now; retry after ${STORE_BUSY_RETRY_AFTER_S} s.`, {
+      'retry-after': String(STORE_BUSY_RETRY_AFTER_S),
+    })
+  }
+}
+
+function answerRequest(request: ApiRequest, context: RouteContext): ApiAnswer {
   const route = routeOf(request.path)
   if (route === null) return error(404, 'not_found', `No endpoint at ${request.path.slice(0, 200)}.`)
   if (request.method !== route.allow) {
@@ -201,9 +216,12 @@ function generate(request: ApiRequest, token: TokenRecord, context: RouteContext
     viewports: parsed.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
     durationMs: null,
   }
-  store.addJob(job)
-  store.countGeneration(token.id, period)
-  if (key !== undefined) store.rememberIdempotency(token.id, key, job.id, stamp)
+  // One write: a busy store refuses all of it, so a 503 leaves no job nobody runs and no count nobody got.
+  store.transaction(() => {
+    store.addJob(job)
+    store.countGeneration(token.id, period)
+    if (key !== undefined) store.rememberIdempotency(token.id, key, job.id, stamp)
+  })
   queue.enqueue(job)
   return jobAnswer(job)
 }
