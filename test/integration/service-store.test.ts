@@ -1,15 +1,18 @@
 /**
  * The two stores behave the same, and the SQLite one survives a real restart of the
  * service: finished jobs, usage counts, idempotency keys and tokens stay; jobs that were
- * running when it stopped (or crashed) are queued again and finish.
+ * running when it stopped (or crashed) are queued again and finish. A database another
+ * process holds locked delays writes without stopping the service or losing a result.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client.ts'
 import { hashToken } from '../../src/service/auth.ts'
 import { startService, tokenId, type RunningService } from '../../src/service/server.ts'
+import { EngineError, type Engine, type EngineInput } from '../../src/engine/engine.ts'
 import { createMemoryStore } from '../../src/service/store/memory.ts'
 import { openSqliteStore } from '../../src/service/store/sqlite.ts'
 import type { Store, StoredJob } from '../../src/service/store/types.ts'
@@ -164,5 +167,108 @@ describe('a SQLite database that cannot be trusted', () => {
     const withToken = await startService({ engine: createStubEngine(), tokens: [{ token: TOKEN, plan: 'ent' }], log: (line) => lines.push(line) })
     services.push(withToken)
     expect(lines.filter((line) => line.event === 'no_tokens')).toHaveLength(1)
+  })
+})
+
+/** An engine whose one page finishes when the test says, the way the test says. */
+function gatedEngine(): Engine & { started: Promise<EngineInput>; finish: (how: 'css' | 'render_failed') => void } {
+  let started!: (input: EngineInput) => void
+  let finish!: (how: 'css' | 'render_failed') => void
+  const finished = new Promise<'css' | 'render_failed'>((resolve) => (finish = resolve))
+  return {
+    started: new Promise((resolve) => (started = resolve)),
+    finish,
+    async generate(input) {
+      started(input)
+      if ((await finished) === 'render_failed') throw new EngineError('render_failed', 'The page threw while rendering.')
+      return { css: stubCss(input) }
+    },
+  }
+}
+
+/** A second connection, as another process would hold it: the write lock is taken until released. */
+function holdWriteLock(dataDir: string): { release: () => void } {
+  const other = new Database(join(dataDir, 'service.db'))
+  other.exec('BEGIN IMMEDIATE')
+  return {
+    release() {
+      other.exec('ROLLBACK')
+      other.close()
+    },
+  }
+}
+
+async function request(url: string, init: { method?: string; body?: string } = {}): Promise<{ status: number; retryAfter: string | null; json: Record<string, any> }> {
+  const response = await fetch(url, { method: init.method ?? 'GET', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: init.body })
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), json: (await response.json()) as Record<string, any> }
+}
+
+async function settled(service: RunningService, id: string): Promise<Record<string, any>> {
+  for (;;) {
+    const { json } = await request(`${service.url}/api/critical-css/job/${id}/data`)
+    if (json.status !== 'queued' && json.status !== 'processing') return json
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+describe('a SQLite database locked by another writer', () => {
+  async function serviceWithLockedResult(lines: Record<string, unknown>[] = []) {
+    const dataDir = await tempDir()
+    const engine = gatedEngine()
+    const service = await startService({ dataDir, tokens: [{ token: TOKEN, plan: 'ent' }], engine, allowPrivateNetworks: true, log: (line) => lines.push(line), shutdownGraceMs: 200 })
+    const accepted = await request(`${service.url}/api/critical-css/generate`, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/locked' }) })
+    expect(accepted.status).toBe(202)
+    const input = await engine.started
+    return { dataDir, engine, service, id: accepted.json.id as string, input, lock: holdWriteLock(dataDir) }
+  }
+
+  it.each(['css', 'render_failed'] as const)('keeps answering while the lock is held, and records the job (%s) once it is released', async (how) => {
+    const lines: Record<string, unknown>[] = []
+    const { engine, service, id, input, lock } = await serviceWithLockedResult(lines)
+    services.push(service)
+    const order: string[] = []
+
+    // The job's outcome is ready now; its write meets the lock.
+    engine.finish(how)
+    const [read, write] = await Promise.all([
+      request(`${service.url}/api/critical-css/job/${id}/data`),
+      request(`${service.url}/api/critical-css/generate`, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/other' }) }),
+    ])
+    order.push('answered')
+    lock.release()
+    order.push('released')
+
+    expect(order).toEqual(['answered', 'released'])
+    // Reads go on under WAL; the outcome is not in yet.
+    expect([read.status, read.json.status]).toEqual([200, 'processing'])
+    expect([write.status, write.json.error?.code]).toEqual([503, 'unavailable'])
+    expect(Number(write.retryAfter)).toBeGreaterThanOrEqual(1)
+    expect(lines.some((line) => line.event === 'store_busy' && line.job === id)).toBe(true)
+
+    const finished = await settled(service, id)
+    if (how === 'css') expect(finished).toMatchObject({ status: 'done', css: stubCss(input), error: null })
+    else expect(finished).toMatchObject({ status: 'failed', css: null, error: { code: 'render_failed' } })
+    // The refused generate left nothing behind: no job, no generation counted.
+    const jobs = await request(`${service.url}/api/critical-css/jobs`)
+    expect(jobs.json.jobs.map((job: { id: string }) => job.id)).toEqual([id])
+    expect((await request(`${service.url}/api/critical-css/usage`)).json.quota.generations_used).toBe(1)
+  })
+
+  it('a stop while the lock is held does not wait for it, and the next start renders the job again', async () => {
+    const { dataDir, engine, service, id, input, lock } = await serviceWithLockedResult()
+    services.push(service)
+    engine.finish('css')
+    try {
+      // close() gives up on the locked write after its grace: the database still says processing.
+      await service.close()
+    } finally {
+      lock.release()
+    }
+
+    const again = createStubEngine()
+    const next = await startService({ dataDir, engine: again, allowPrivateNetworks: true })
+    services.push(next)
+    expect(await settled(next, id)).toMatchObject({ status: 'done', css: stubCss(input) })
+    expect(again.calls.map((call) => call.url)).toEqual([input.url])
   })
 })
