@@ -87,12 +87,21 @@ export async function refusedResolution(url: URL, resolve: Resolver): Promise<st
   return inside ? `${host} resolves to ${inside}, an internal address` : null
 }
 
-/** What the service may fetch for a caller, as every check (generate, before a job, the browser's requests) asks it. */
+/** Where one connection may go: the addresses checked for it (connect to these, never resolve again), or why it is refused. */
+export type Admission = { addresses: string[] } | { refused: string }
+
+/** What the service may fetch for a caller, as every check (generate, before a job, the egress proxy) asks it. */
 export interface NetworkPolicy {
   /** Why the URL itself is refused (scheme, internal literal, loopback name), or null. */
   refusedUrl(url: URL): string | null
   /** Why where the URL's host resolves is refused, or null. */
   refusedResolution(url: URL): Promise<string | null>
+  /**
+   * One connection to `host:port`, for a request in one of `schemes` (a CONNECT tunnel may
+   * carry https or a WebSocket): the name resolved once, every address checked, and the
+   * addresses to connect to, so a second lookup can never answer differently (DNS rebinding).
+   */
+  admit(host: string, port: number, schemes: readonly string[]): Promise<Admission>
 }
 
 export interface NetworkPolicyOptions {
@@ -118,12 +127,38 @@ function originOf(url: URL): string {
   return `${url.protocol}//${host.includes(':') ? `[${host}]` : host}${url.port ? `:${url.port}` : ''}`
 }
 
+/** The URL of a connection's target, so its host is normalised (case, IDNA, brackets) as a page URL's is; null when it is no host. */
+function targetUrl(scheme: string, host: string, port: number): URL | null {
+  const literal = isIP(host) === 6 ? `[${host}]` : host
+  const text = `${scheme}//${literal}:${port}`
+  return URL.canParse(text) ? new URL(text) : null
+}
+
 export function createNetworkPolicy(options: NetworkPolicyOptions): NetworkPolicy {
-  if (options.allowPrivateNetworks) return { refusedUrl: () => null, refusedResolution: async () => null }
+  const allowAll = options.allowPrivateNetworks
   const allowed = new Set(options.allowOrigins.map(allowedOrigin))
-  const isAllowed = (url: URL): boolean => (url.protocol === 'http:' || url.protocol === 'https:') && allowed.has(originOf(url))
+  const isAllowed = (url: URL): boolean => allowAll || ((url.protocol === 'http:' || url.protocol === 'https:') && allowed.has(originOf(url)))
   return {
     refusedUrl: (url) => (isAllowed(url) ? null : refusedUrl(url)),
     refusedResolution: async (url) => (isAllowed(url) ? null : refusedResolution(url, options.resolve)),
+    async admit(host, port, schemes) {
+      const urls = schemes.map((scheme) => targetUrl(scheme, host, port))
+      const url = urls[0]
+      if (!url || urls.includes(null)) return { refused: `${host} is not a host name` }
+      const open = urls.some((each) => each && isAllowed(each))
+      const refused = open ? null : refusedUrl(url)
+      if (refused) return { refused }
+      const name = hostOf(url)
+      if (isIP(name)) return { addresses: [name] }
+      let addresses: string[]
+      try {
+        addresses = await options.resolve(name)
+      } catch {
+        return { refused: `${name} does not resolve` }
+      }
+      if (addresses.length === 0) return { refused: `${name} does not resolve` }
+      const inside = open ? undefined : addresses.find(isBlockedAddress)
+      return inside ? { refused: `${name} resolves to ${inside}, an internal address` } : { addresses }
+    },
   }
 }
