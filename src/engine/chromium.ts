@@ -8,7 +8,7 @@ import { delimiter, join } from 'node:path'
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
-import { EngineError, type Engine, type EngineInput } from './engine.ts'
+import { EngineError, type EgressGate, type Engine, type EngineInput } from './engine.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { cssomText, probe, settle, type ProbeOutput, type SettledPage } from './extract.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
@@ -67,11 +67,13 @@ export interface ChromiumEngineOptions {
   /** Extra command-line flags, after ours. */
   browserArgs?: string[]
   /**
-   * Asked for every request the page makes (the page itself, its redirects and every
-   * subresource): a reason to refuse it, or null. The service passes its network policy,
-   * so a page cannot reach internal addresses through the browser either.
+   * Opens the way out for one browser context: every connection the context makes (the
+   * page, its redirects, subresources, workers, WebSockets, prefetches; loopback included)
+   * goes through the gate's proxy, and the browser resolves no name itself. The service
+   * passes its egress proxy, so a page reaches nothing its network policy refuses.
+   * Without it the browser connects directly (the embedded mode, rendering its own build).
    */
-  guard?: (url: URL) => Promise<string | null>
+  egress?: () => Promise<EgressGate>
   /** Longest wait for the page's first response. Default 15 s (never past the job's deadline). */
   navigationTimeoutMs?: number
   /** Longest wait for the load event after that: slow or unreachable subresources do not hold a job longer. Default 5 s. */
@@ -152,13 +154,13 @@ class ChromiumCriticalCss implements ChromiumEngine {
     this.#browser = null
     const spares = this.#spares
     this.#spares = []
-    for (const spare of spares) void spare.ready.then((ready) => ready?.context.close().catch(() => {}))
+    for (const spare of spares) void spare.ready.then((ready) => ready && discard(ready))
     if (browser) await (await browser.catch(() => null))?.close().catch(() => {})
   }
 
   #launch(): Promise<Browser> {
     if (this.#closed) return Promise.reject(new EngineError('render_failed', 'The engine is closed.'))
-    this.#browser ??= launchBrowser(this.#executablePath, this.#options.browserArgs ?? []).then(
+    this.#browser ??= launchBrowser(this.#executablePath, this.#options.browserArgs ?? [], this.#options.egress).then(
       (browser) => {
         this.#launched = browser
         browser.on('disconnected', () => this.#forget(browser))
@@ -186,22 +188,19 @@ class ChromiumCriticalCss implements ChromiumEngine {
       if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
       this.#spares.push({ browser, viewport, ready: this.#newPage(browser, viewport).catch(() => null) })
     }
-    this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready?.context.close().catch(() => {})))
+    this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && discard(ready)))
   }
 
   async #newPage(browser: Browser, viewport: Viewport): Promise<Spare> {
-    const context = await browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block' })
-    const refused: Spare['refused'] = { reason: null }
-    const guard = this.#options.guard
-    if (guard) {
-      await context.route('**/*', async (route) => {
-        const reason = await guard(new URL(route.request().url())).catch(() => 'its address could not be checked')
-        if (reason === null) return route.continue()
-        refused.reason ??= reason
-        return route.abort('blockedbyclient')
-      })
+    const gate = (await this.#options.egress?.()) ?? null
+    try {
+      // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
+      const context = await browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', ...(gate ? { proxy: { server: gate.server } } : {}) })
+      return { browser, viewport, context, page: await context.newPage(), gate }
+    } catch (error) {
+      gate?.close()
+      throw error
     }
-    return { browser, viewport, context, page: await context.newPage(), refused }
   }
 
   #forget(browser: Browser): void {
@@ -213,8 +212,8 @@ class ChromiumCriticalCss implements ChromiumEngine {
   async #render(browser: Browser, input: EngineInput): Promise<{ css: string }> {
     const deadline = input.deadline ?? Date.now() + DEFAULT_DEADLINE_MS
     const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
-    const contexts: BrowserContext[] = []
-    const closeAll = (): Promise<unknown> => Promise.all(contexts.map((context) => context.close().catch(() => {})))
+    const contexts: Spare[] = []
+    const closeAll = (): Promise<unknown> => Promise.all(contexts.map(discard))
     input.signal.addEventListener('abort', closeAll, { once: true })
     try {
       const opened = await Promise.allSettled(input.viewports.map((viewport) => this.#open(browser, input.url, viewport, remaining, contexts)))
@@ -303,23 +302,27 @@ class ChromiumCriticalCss implements ChromiumEngine {
     return critical
   }
 
-  async #open(browser: Browser, url: string, viewport: Viewport, remaining: () => number, contexts: BrowserContext[]): Promise<LoadedView> {
-    const { context, page, refused, viewport: opened } = await this.#page(browser, viewport)
-    contexts.push(context)
+  async #open(browser: Browser, url: string, viewport: Viewport, remaining: () => number, contexts: Spare[]): Promise<LoadedView> {
+    const spare = await this.#page(browser, viewport)
+    contexts.push(spare)
+    const { page, gate, viewport: opened } = spare
     if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
     let crashed = false
     page.on('crash', () => {
       crashed = true
     })
     const responses = stylesheetResponses(page)
+    const landed = mainDocument(page)
     let response: Response | null
     try {
       response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs ?? 15_000, remaining()) })
     } catch (error) {
       if (crashed || !browser.isConnected()) throw new BrowserCrash()
-      if (refused.reason) throw new EngineError('blocked_url', `The service does not fetch this page: ${refused.reason}.`)
+      if (gate?.refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${gate.refused}.`)
       throw new EngineError('fetch_failed', `The page could not be loaded: ${navigationError(error)}.`)
     }
+    // A redirect the gate refused ends the navigation on the gate's own 403.
+    if (gate?.refused && !response?.ok()) throw new EngineError('blocked_url', `The page redirected to an address the service does not fetch: ${gate.refused}.`)
     if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
     if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
     // A page may move on by meta refresh or script before it is read: the page it lands on
@@ -338,11 +341,16 @@ class ChromiumCriticalCss implements ChromiumEngine {
           if (moved) continue
         }
         const listed = await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+        // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
+        if (landed.failure) {
+          if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
+          throw new EngineError('fetch_failed', `The page moved on to ${landed.failure}.`)
+        }
         return { page, listed, responses }
       } catch (error) {
         if (crashed || !browser.isConnected()) throw new BrowserCrash()
         if (!isNavigationRace(error)) throw error
-        if (refused.reason) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${refused.reason}.`)
+        if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
         if (hop >= MAX_PAGE_HOPS) throw new EngineError('render_failed', `The page kept navigating (${hop + 1} times after it loaded) and could not be read.`)
       }
     }
@@ -354,8 +362,13 @@ interface Spare {
   context: BrowserContext
   page: Page
   viewport: Viewport
-  /** Why the guard refused a request of this page, once it has. */
-  refused: { reason: string | null }
+  /** The context's way out, when the engine has an egress. */
+  gate: EgressGate | null
+}
+
+/** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. */
+function discard(spare: Spare): Promise<void> {
+  return spare.context.close().catch(() => {}).finally(() => spare.gate?.close())
 }
 
 interface LoadedView {
@@ -376,6 +389,22 @@ class BrowserCrash extends EngineError {
   constructor() {
     super('render_failed', 'The browser crashed while rendering the page.')
   }
+}
+
+/** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
+function mainDocument(page: Page): { failure: string | null } {
+  const state = { failure: null as string | null }
+  page.on('response', (response) => {
+    const request = response.request()
+    if (!request.isNavigationRequest() || response.frame() !== page.mainFrame() || (response.status() >= 300 && response.status() < 400)) return
+    state.failure = response.ok() ? null : `a page that answered HTTP ${response.status()}`
+  })
+  page.on('requestfailed', (request) => {
+    const error = request.failure()?.errorText ?? 'failed'
+    // An aborted navigation (another one overtook it, a download) leaves the page where it was.
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame() && error !== 'net::ERR_ABORTED') state.failure = `a page that could not be loaded (${error})`
+  })
+  return state
 }
 
 function stylesheetResponses(page: Page): Map<string, Response> {
@@ -485,17 +514,33 @@ function navigationError(error: unknown): string {
   return /timeout/i.test(message) ? 'no answer in time' : 'navigation failed'
 }
 
-async function launchBrowser(executablePath: string, extraArgs: string[]): Promise<Browser> {
+/**
+ * With an egress, the browser resolves no name (every context's proxy does) and sends no
+ * UDP outside a proxy (WebRTC), so nothing reaches out beside the gate.
+ */
+const EGRESS_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic']
+
+async function launchBrowser(executablePath: string, extraArgs: string[], egress: (() => Promise<EgressGate>) | undefined): Promise<Browser> {
   let playwright: typeof import('playwright-core')
   try {
     playwright = await import('playwright-core')
   } catch {
     throw new Error('The Chromium engine needs playwright-core: `npm install -D playwright-core` (it drives your system Chrome/Chromium; it downloads nothing).')
   }
-  return playwright.chromium.launch({
-    executablePath,
-    headless: true,
-    args: [...chromiumFlags(), ...extraArgs],
-    timeout: 30_000,
-  })
+  // The browser's own default goes through a gate too: a connection outside any context finds no other way out.
+  const gate = (await egress?.()) ?? null
+  try {
+    const browser = await playwright.chromium.launch({
+      executablePath,
+      headless: true,
+      args: [...chromiumFlags(), ...(gate ? EGRESS_FLAGS : []), ...extraArgs],
+      ...(gate ? { proxy: { server: gate.server } } : {}),
+      timeout: 30_000,
+    })
+    if (gate) browser.on('disconnected', () => gate.close())
+    return browser
+  } catch (error) {
+    gate?.close()
+    throw error
+  }
 }

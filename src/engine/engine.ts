@@ -24,3 +24,15 @@ export class EngineError extends Error {
     this.code = code
   }
 }
+
+/**
+ * One browser context's way out: an HTTP proxy (`server`, `http://127.0.0.1:PORT`) that every
+ * connection of the context goes through and that decides which it lets out.
+ */
+export interface EgressGate {
+  readonly server: string
+  /** Why it refused one of the context's connections, the first time it did. */
+  readonly refused: string | null
+  /** Cuts every connection made through it. */
+  close(): void
+}

@@ -10,7 +10,8 @@ import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../c
 import { hashToken } from './auth.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
 import { SlidingWindows } from './limits.ts'
-import { createNetworkPolicy, systemResolver, type NetworkPolicy, type Resolver } from './network.ts'
+import { createEgressProxy, type EgressProxy } from './egress.ts'
+import { createNetworkPolicy, systemResolver, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
 import { handleApiRequest, type ApiAnswer } from './routes.ts'
 import { createMemoryStore } from './store/memory.ts'
@@ -101,14 +102,14 @@ async function openStore(dataDir: string | undefined): Promise<Store> {
   return openSqliteStore(dataDir)
 }
 
-/** The Chromium engine, loaded only when a service runs without an engine of its own. */
-async function defaultEngine(allowPrivateNetworks: boolean, policy: NetworkPolicy, log: (line: Record<string, unknown>) => void): Promise<Engine> {
+/**
+ * The Chromium engine, loaded only when a service runs without an engine of its own. Its
+ * connections leave through `egress` (the network policy's proxy); without one (the
+ * embedded mode, everything allowed) it connects directly.
+ */
+async function defaultEngine(egress: EgressProxy | null, log: (line: Record<string, unknown>) => void): Promise<Engine> {
   const { createChromiumEngine } = await import('../engine/chromium.ts')
-  return createChromiumEngine({
-    // The page's own requests obey the same policy as the page URL: no internal address through the browser either.
-    ...(allowPrivateNetworks ? {} : { guard: async (url: URL) => policy.refusedUrl(url) ?? (await policy.refusedResolution(url)) }),
-    log,
-  })
+  return createChromiumEngine({ ...(egress ? { egress: () => egress.open() } : {}), log })
 }
 
 function send(res: ServerResponse, answer: ApiAnswer): void {
@@ -178,17 +179,31 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const policy = createNetworkPolicy({ allowPrivateNetworks, allowOrigins: options.allowOrigins ?? [], resolve: options.resolve ?? systemResolver })
   // The store first: a damaged database stops the start before a browser is launched.
   const store = await openStore(options.dataDir)
+  // Everything allowed needs no checkpoint, and the embedded mode's pages should not pay for one.
+  const egress = options.engine || allowPrivateNetworks ? null : createEgressProxy(policy, safeLog)
   let engine: Engine
   try {
-    engine = options.engine ?? (await defaultEngine(allowPrivateNetworks, policy, safeLog))
+    engine = options.engine ?? (await defaultEngine(egress, safeLog))
   } catch (error) {
     store.close()
+    await egress?.close()
     throw error
   }
+  // A start that fails past this point lets go of what it opened: the store's file, the browser, the proxy.
+  const release = async (): Promise<void> => {
+    store.close()
+    await engine.close?.()
+    await egress?.close()
+  }
   const createdAt = new Date(now()).toISOString()
-  for (const token of options.tokens ?? []) {
-    const record = tokenRecord(token, createdAt)
-    if (!store.tokenByHash(record.hash)) store.addToken(record)
+  try {
+    for (const token of options.tokens ?? []) {
+      const record = tokenRecord(token, createdAt)
+      if (!store.tokenByHash(record.hash)) store.addToken(record)
+    }
+  } catch (error) {
+    await release()
+    throw error
   }
   if (!store.listTokens().some((token) => token.revokedAt === null)) {
     // A new or emptied database answers 401 to everyone: say so once, where the operator looks.
@@ -275,11 +290,18 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     socket.end(`HTTP/1.1 ${answer.status} ${answer.reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
   })
 
-  queue.restore()
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
-  })
+  try {
+    queue.restore()
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
+    })
+  } catch (error) {
+    // A port in use, or a store too busy to put interrupted jobs back: nothing keeps running.
+    await queue.close(0)
+    await release()
+    throw error
+  }
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
   const url = `http://${host}:${address.port}`
@@ -299,8 +321,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
             for (const socket of sockets) socket.destroy()
           }, 1000).unref()
         })
-        store.close()
-        await engine.close?.()
+        await release()
         safeLog({ event: 'closed' })
       })()
       return closed

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createClient } from '../../src/client/client.ts'
 import { createChromiumEngine, type ChromiumEngine, type ChromiumEngineOptions } from '../../src/engine/chromium.ts'
 import { EngineError } from '../../src/engine/engine.ts'
+import { createEgressProxy } from '../../src/service/egress.ts'
+import { createNetworkPolicy } from '../../src/service/network.ts'
 import { startService } from '../../src/service/server.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
 
@@ -217,8 +219,11 @@ describe('Chromium engine: failures', () => {
     expect(error).toMatchObject({ code: 'render_failed', message: expect.stringContaining('kept navigating') })
   })
 
-  it('refuses what its guard refuses: the page with blocked_url, a subresource by leaving its rules out', async () => {
-    const guarded = createChromiumEngine({ guard: async (url) => (url.origin === other.origin ? 'an internal address' : null) } satisfies ChromiumEngineOptions)
+  it('refuses what its egress refuses: the page with blocked_url, a subresource by leaving its rules out', async () => {
+    // The site is let out by name; the other loopback server is refused as loopback.
+    const policy = createNetworkPolicy({ allowPrivateNetworks: false, allowOrigins: [site.origin], resolve: async () => [] })
+    const egress = createEgressProxy(policy, () => {})
+    const guarded = createChromiumEngine({ egress: () => egress.open() } satisfies ChromiumEngineOptions)
     try {
       const css = await generate('/blog/post.html', [DESKTOP], guarded)
       expect(css).toContain('.hero{background-image:url(/blog/img/i.png)}')
@@ -227,6 +232,7 @@ describe('Chromium engine: failures', () => {
       expect((error as EngineError).code).toBe('blocked_url')
     } finally {
       await guarded.close()
+      await egress.close()
     }
   })
 
