@@ -460,6 +460,13 @@ describe('shutdown', () => {
     expect(started.status).toBe(202)
   })
 
+  it('a start that fails (its port taken) closes the engine it opened and rejects with the reason', async () => {
+    const { service } = await setup()
+    const engine = createStubEngine()
+    await expect(startService({ engine, port: Number(new URL(service.url).port) })).rejects.toThrow(/EADDRINUSE/)
+    expect(engine.closed).toBe(true)
+  })
+
   it('logs structured lines and never a token', async () => {
     const { service, lines } = await setup()
     await call(service, GENERATE, { body: generateBody() })
