@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client.ts'
+import { createNetworkPolicy } from '../../src/service/network.ts'
 import { startService, type ServiceOptions, type RunningService } from '../../src/service/server.ts'
 import { createStubEngine, stubCss, type StubBehaviour, type StubEngine } from '../fixtures/stub-engine.ts'
 
@@ -254,7 +255,7 @@ describe('jobs', () => {
 })
 
 describe('network policy', () => {
-  it.each(['http://127.0.0.1/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://localhost:8080/', 'http://localhost.:8080/', 'http://LocalHost./', 'http://x.localhost./', 'file:///etc/passwd'])(
+  it.each(['http://127.0.0.1/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://localhost:8080/', 'http://localhost.:8080/', 'http://LocalHost./', 'http://x.localhost./', 'http://\u24dbocalhost/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'http://[fd00:ec2::254]/', 'file:///etc/passwd'])(
     'refuses %s at generate',
     async (url) => {
       const { service, engine } = await setup()
@@ -293,6 +294,23 @@ describe('network policy', () => {
     } finally {
       await client.close()
     }
+  })
+
+  it('the egress proxy admits a connection only to addresses it checked, its host read as the URL parser reads it', async () => {
+    const answers: Record<string, string[]> = { 'public.example': ['93.184.216.34', '2606:2800:220:1::1'], 'mixed.example': ['93.184.216.34', '10.0.0.7'] }
+    const policy = createNetworkPolicy({
+      allowPrivateNetworks: false,
+      allowOrigins: ['https://staging.internal:8443'],
+      resolve: async (host) => answers[host] ?? (host === 'staging.internal' ? ['10.1.2.3'] : Promise.reject(new Error('ENOTFOUND'))),
+    })
+    expect(await policy.admit('PUBLIC.example.', 443, ['https:', 'http:'])).toEqual({ addresses: ['93.184.216.34', '2606:2800:220:1::1'] })
+    expect(await policy.admit('mixed.example', 80, ['http:'])).toEqual({ refused: 'mixed.example resolves to 10.0.0.7, an internal address' })
+    expect(await policy.admit('\u24dbocalhost.', 80, ['http:'])).toEqual({ refused: 'localhost is a loopback name' })
+    expect(await policy.admit('::1', 443, ['https:'])).toMatchObject({ refused: expect.stringContaining('::1') })
+    expect(await policy.admit('gone.example', 80, ['http:'])).toEqual({ refused: 'gone.example does not resolve' })
+    expect(await policy.admit('staging.internal', 8443, ['https:', 'http:'])).toEqual({ addresses: ['10.1.2.3'] })
+    expect(await policy.admit('staging.internal', 8444, ['https:', 'http:'])).toEqual({ refused: 'staging.internal resolves to 10.1.2.3, an internal address' })
+    expect(await policy.admit('a b', 80, ['http:'])).toMatchObject({ refused: expect.stringContaining('not a host name') })
   })
 
   it('allowPrivateNetworks lets loopback through (the embedded mode)', async () => {
