@@ -43,6 +43,8 @@ class Gate implements EgressGate {
 
   /** Tracks a connection of this gate's context, either side, so `close` can cut it. */
   hold(connection: Duplex): void {
+    // A kept-alive upstream socket comes back for each request it carries.
+    if (this.#connections.has(connection)) return
     this.#connections.add(connection)
     connection.once('close', () => this.#connections.delete(connection))
   }
@@ -83,6 +85,8 @@ export function createEgressProxy(policy: NetworkPolicy, log: (line: Record<stri
   proxy.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
     const gate = gateOf.get(req.socket)
     const authority = authorityOf(req.url ?? '')
+    // A browser that hangs up while the name resolves must not take the process down.
+    client.on('error', () => client.destroy())
     if (!gate || !authority) return refuseTunnel(client)
     gate.hold(client)
     void tunnel(gate, authority, client, head)
@@ -90,6 +94,7 @@ export function createEgressProxy(policy: NetworkPolicy, log: (line: Record<stri
   proxy.on('upgrade', (req: IncomingMessage, client: Duplex, head: Buffer) => {
     const gate = gateOf.get(req.socket)
     const target = URL.canParse(req.url ?? '') ? new URL(req.url!) : null
+    client.on('error', () => client.destroy())
     if (!gate || !target || target.protocol !== 'http:') return refuseTunnel(client)
     gate.hold(client)
     void upgrade(gate, target, req, client, head)
