@@ -22,7 +22,11 @@ try {
   for (const row of rows) console.log(`| ${row.name} | ${show(closed.get(row.path))} | ${show(open.get(row.path))} |`)
   const reached = rows.filter((row) => (closed.get(row.path)?.hits ?? 0) > 0).length
   const live = rows.filter((row) => (open.get(row.path)?.hits ?? 0) > 0).length
-  console.log(`\n${rows.length} vectors: ${reached} reached a canary through the service; ${live} reach one with the policy open.`)
+  // What the checkpoint costs a page: render times of the pages done both ways.
+  const both = rows.filter((row) => closed.get(row.path)?.ms != null && open.get(row.path)?.ms != null)
+  const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+  console.log(`\nRender time of the ${both.length} pages done both ways, median: ${median(both.map((row) => closed.get(row.path)!.ms!))} ms through the egress proxy, ${median(both.map((row) => open.get(row.path)!.ms!))} ms with the policy open.`)
+  console.log(`${rows.length} vectors: ${reached} reached a canary through the service; ${live} reach one with the policy open.`)
 } finally {
   await lab.close()
 }
