@@ -1,6 +1,12 @@
 /**
- * Jobs waiting for an engine: FIFO per token, served round-robin between tokens so one
- * token's 500 jobs do not starve another's one; `workers` at a time, each with a deadline.
+ * Jobs waiting for an engine: FIFO per token; `workers` at a time, each with a deadline.
+ * A free worker goes to the waiting token with the fewest jobs running (ties: round-robin),
+ * so one token's 500 jobs do not starve another's one. When every worker is busy, a token
+ * with no job running is waiting, and another token holds two workers or more, the newest
+ * job of that token is preempted: aborted, put back at the front of its token's line with
+ * its first enqueue time, and the worker goes to the waiting token. So a tenant whose pages
+ * each run to their deadline cannot hold every worker while another tenant's job waits
+ * past its own deadline.
  * On close, jobs in flight get a grace period to finish, then go back to the queue.
  *
  * A job's own writes (processing, then done, failed or back to queued) wait on timers
@@ -31,6 +37,15 @@ const MAX_ERROR_MESSAGE = 500
 /** Waits between tries of a busy write: the first catches a short lock soon, the longest keeps a long one from costing a spin. */
 const BUSY_FIRST_WAIT_MS = 10
 const BUSY_LONGEST_WAIT_MS = 1000
+/**
+ * Most times one job is preempted; after that it keeps its worker to the end. Its first
+ * enqueue time already bounds how long it can be put back (past its deadline it fails
+ * `timeout` when next taken), but not how often: within that time each new tenant could
+ * throw its render away again, and a job that would fit its deadline might never finish.
+ * The cap bounds the work lost per job (three starts at most); the tenant waiting then
+ * gets the next worker that frees, within one job deadline.
+ */
+const MAX_PREEMPTIONS = 2
 
 type JobPatch = Parameters<Store['updateJob']>[1]
 
@@ -38,6 +53,21 @@ type JobPatch = Parameters<Store['updateJob']>[1]
 interface Outcome {
   patch: JobPatch
   line: Record<string, unknown>
+  /** Preempted: once recorded as queued, the job goes back to the front of its token's line. */
+  again?: true
+}
+
+/** A job holding a worker. */
+interface Running {
+  tokenId: string
+  controller: AbortController
+  done: Promise<void>
+  /** When the job first joined the queue: a preempted job keeps it. */
+  enqueuedAt: number
+  /** Order of starts: the highest is the newest, the one whose preemption loses least work. */
+  seq: number
+  /** Aborted to free its worker for a waiting token; it still holds the worker until its run ends. */
+  preempted: boolean
 }
 
 export class JobQueue {
@@ -46,9 +76,12 @@ export class JobQueue {
   readonly #waiting = new Map<string, string[]>()
   /** Token ids with waiting jobs, in the order they are served. */
   readonly #turns: string[] = []
-  readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>()
-  /** When each waiting job joined the queue (a restored job: when it was restored). */
+  readonly #running = new Map<string, Running>()
+  /** When each waiting job joined the queue (a restored job: when it was restored; a preempted one: when it first did). */
   readonly #enqueuedAt = new Map<string, number>()
+  /** How often each job not yet finished was preempted. */
+  readonly #preemptions = new Map<string, number>()
+  #starts = 0
   #closing = false
   /** Fired when close() stops waiting: writes still locked out give up, and the database keeps what it had. */
   readonly #stopWrites = new AbortController()
@@ -108,48 +141,128 @@ export class JobQueue {
     await Promise.all([...this.#running.values()].map((entry) => entry.done))
   }
 
-  /** The next job: the first waiting one of the token whose turn it is; that token goes to the back. */
-  #next(): string | null {
-    const tokenId = this.#turns.shift()
-    if (tokenId === undefined) return null
+  /** Jobs holding a worker per token; `effective` leaves out those already preempted. */
+  #runningPerToken(effective: boolean): Map<string, number> {
+    const counts = new Map<string, number>()
+    for (const entry of this.#running.values()) {
+      if (!(effective && entry.preempted)) counts.set(entry.tokenId, (counts.get(entry.tokenId) ?? 0) + 1)
+    }
+    return counts
+  }
+
+  /**
+   * The next job: the first waiting one of the token with the fewest jobs running, the
+   * earliest in turn among equals; that token goes to the back of the turns.
+   */
+  #next(): { id: string; tokenId: string } | null {
+    if (this.#turns.length === 0) return null
+    // Every job holding a worker counts, a preempted one too: its worker is not free yet.
+    const counts = this.#runningPerToken(false)
+    let chosen = 0
+    let fewest = Infinity
+    for (let index = 0; index < this.#turns.length && fewest > 0; index++) {
+      const count = counts.get(this.#turns[index]!) ?? 0
+      if (count < fewest) [chosen, fewest] = [index, count]
+    }
+    const [tokenId] = this.#turns.splice(chosen, 1) as [string]
     const ids = this.#waiting.get(tokenId)!
     const id = ids.shift()!
     if (ids.length > 0) this.#turns.push(tokenId)
     else this.#waiting.delete(tokenId)
-    return id
+    return { id, tokenId }
   }
 
   #pump(): void {
     while (!this.#closing && this.#running.size < this.#options.workers) {
-      const id = this.#next()
-      if (id === null) return
-      const controller = new AbortController()
-      const entry = { controller, done: Promise.resolve() }
-      this.#running.set(id, entry)
-      entry.done = this.#run(id, controller)
-        .catch((error: unknown) => this.#unrecorded(id, error))
-        .finally(() => {
-          this.#running.delete(id)
-          this.#pump()
-        })
+      const next = this.#next()
+      if (next === null) return
+      this.#start(next.id, next.tokenId)
+    }
+    this.#preemptForWaiting()
+  }
+
+  #start(id: string, tokenId: string): void {
+    const enqueuedAt = this.#enqueuedAt.get(id) ?? this.#options.now()
+    this.#enqueuedAt.delete(id)
+    const entry: Running = { tokenId, controller: new AbortController(), done: Promise.resolve(), enqueuedAt, seq: ++this.#starts, preempted: false }
+    this.#running.set(id, entry)
+    entry.done = this.#run(id, entry)
+      .catch((error: unknown) => {
+        this.#unrecorded(id, error)
+        return false
+      })
+      .then((again) => {
+        // In one step: the job never sits in the line while it still holds a worker.
+        this.#running.delete(id)
+        if (again) this.#putBack(id, entry)
+        else this.#preemptions.delete(id)
+        this.#pump()
+      })
+  }
+
+  /**
+   * Every worker is busy and tokens with no job running are waiting: frees workers for
+   * them from tokens that hold two or more, one job each, newest first. Never takes a
+   * token below one job, never a job already preempted MAX_PREEMPTIONS times.
+   */
+  #preemptForWaiting(): void {
+    if (this.#closing || this.#running.size < this.#options.workers) return
+    const counts = this.#runningPerToken(true)
+    let pending = 0
+    for (const entry of this.#running.values()) if (entry.preempted) pending++
+    let starving = 0
+    for (const tokenId of this.#waiting.keys()) if (!counts.get(tokenId)) starving++
+    // A worker already being freed goes to one of them: the fewest running wins it.
+    for (let need = starving - pending; need > 0; need--) {
+      // The token holding the most workers gives one up; of its jobs, the newest.
+      let victim: { id: string; entry: Running; held: number } | undefined
+      for (const [id, entry] of this.#running) {
+        const held = counts.get(entry.tokenId) ?? 0
+        if (entry.preempted || held < 2 || (this.#preemptions.get(id) ?? 0) >= MAX_PREEMPTIONS) continue
+        if (!victim || held > victim.held || (held === victim.held && entry.seq > victim.entry.seq)) victim = { id, entry, held }
+      }
+      if (!victim) return
+      const { id, entry } = victim
+      entry.preempted = true
+      counts.set(entry.tokenId, (counts.get(entry.tokenId) ?? 0) - 1)
+      this.#preemptions.set(id, (this.#preemptions.get(id) ?? 0) + 1)
+      entry.controller.abort(new PreemptedSignal())
     }
   }
 
-  async #run(id: string, controller: AbortController): Promise<void> {
+  /** A preempted job back at the front of its token's line, with its first enqueue time. */
+  #putBack(id: string, entry: Running): void {
+    this.#enqueuedAt.set(id, entry.enqueuedAt)
+    const ids = this.#waiting.get(entry.tokenId)
+    if (ids) ids.unshift(id)
+    else {
+      this.#waiting.set(entry.tokenId, [id])
+      this.#turns.push(entry.tokenId)
+    }
+  }
+
+  /** Runs the job to its recorded end; true when it was preempted and goes back in line. */
+  async #run(id: string, entry: Running): Promise<boolean> {
     const { store, now, jobTimeoutMs } = this.#options
-    const enqueuedAt = this.#enqueuedAt.get(id) ?? now()
-    this.#enqueuedAt.delete(id)
+    const { enqueuedAt, controller } = entry
     const job = await this.#whenFree(id, 'read', () => store.job(id))
-    if (!job || job.status !== 'queued') return
+    if (!job || job.status !== 'queued') return false
     const started = now()
     if (started - enqueuedAt > jobTimeoutMs) {
       // Rendering now would answer a caller that has given up, and keep the next ones waiting longer.
       const failure = { code: 'timeout', message: `The job waited ${seconds(started - enqueuedAt)} s in the queue, past its ${seconds(jobTimeoutMs)} s deadline.` }
       await this.#record(id, { patch: { status: 'failed', error: failure, durationMs: 0, updatedAt: new Date(started).toISOString() }, line: { event: 'job_failed', job: id, code: failure.code } })
-      return
+      return false
+    }
+    if (controller.signal.reason instanceof PreemptedSignal) {
+      // Preempted before it began: the store still says queued, so it goes back as it was.
+      this.#options.log({ event: 'job_preempted', job: id, times: this.#preemptions.get(id) ?? 1 })
+      return true
     }
     await this.#whenFree(id, 'processing', () => store.updateJob(id, { status: 'processing', updatedAt: new Date(started).toISOString() }))
-    await this.#record(id, await this.#render(job, started, controller))
+    const outcome = await this.#render(job, started, controller)
+    await this.#record(id, outcome)
+    return outcome.again === true
   }
 
   /** Runs the engine on the job and says how it ended; never throws. */
@@ -160,6 +273,8 @@ export class JobQueue {
     const deadline = AbortSignal.timeout(jobTimeoutMs)
     const signal = AbortSignal.any([deadline, controller.signal])
     try {
+      // Aborted while its processing write waited on a busy store: the engine is not started.
+      signal.throwIfAborted()
       await this.#options.beforeRun?.(job, signal)
       const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt }), signal)
       const finished = now()
@@ -172,6 +287,10 @@ export class JobQueue {
       const stamp = new Date(now()).toISOString()
       if (controller.signal.aborted && controller.signal.reason instanceof ShutdownSignal) {
         return { patch: { status: 'queued', updatedAt: stamp }, line: { event: 'job_requeued', job: id } }
+      }
+      if (!deadline.aborted && controller.signal.reason instanceof PreemptedSignal) {
+        // Not a failure: the job is rendered again when a worker is free for its token.
+        return { patch: { status: 'queued', updatedAt: stamp }, line: { event: 'job_preempted', job: id, times: this.#preemptions.get(id) ?? 1 }, again: true }
       }
       const failure = deadline.aborted ? { code: 'timeout', message: `The page did not finish rendering within ${seconds(jobTimeoutMs)} s.` } : describeFailure(error)
       return { patch: { status: 'failed', error: failure, durationMs: now() - started, updatedAt: stamp }, line: { event: 'job_failed', job: id, code: failure.code } }
@@ -228,6 +347,11 @@ function seconds(ms: number): string {
 
 class ShutdownSignal extends Error {
   override name = 'ShutdownSignal'
+}
+
+/** Why a job was aborted to free its worker for a token with none: it goes back to queued. */
+class PreemptedSignal extends Error {
+  override name = 'PreemptedSignal'
 }
 
 /** Settles with `signal` even when the engine ignores it. */
