@@ -5,12 +5,14 @@
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import type { Browser, BrowserContext, Page, Response } from 'playwright-core'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Browser, BrowserContext, CDPSession, Page, Response } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { EngineError, type EgressGate, type Engine, type EngineInput } from './engine.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { cssomText, probe, settle, type ProbeOutput, type SettledPage } from './extract.ts'
+import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
@@ -80,7 +82,15 @@ export interface ChromiumEngineOptions {
   loadTimeoutMs?: number
   /** Longest wait for web fonts after load. Default 2 s. */
   fontsTimeoutMs?: number
-  /** Engine events (a browser relaunched). */
+  /**
+   * A page's renderer that keeps more than `share` of one core busy for `seconds` in a row
+   * runs at the lowest priority from then on (Linux). Default 0.2 for 3 s.
+   */
+  rendererCpu?: { share?: number; seconds?: number }
+  /**
+   * Engine events: `browser_crashed` (relaunched, the job tried once more), `renderer_crashed`,
+   * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`.
+   */
   log?: (line: Record<string, unknown>) => void
 }
 
@@ -113,34 +123,66 @@ const MAX_PAGE_HOPS = 3
 const MAX_REFRESH_WAIT_MS = 3000
 /** Most CSS text one page may hold, every stylesheet together (the biggest sites ship a few MiB). */
 const MAX_STYLESHEET_CHARS = 8 * 1024 * 1024
+/**
+ * A live browser opens or closes a context, or answers a ping, well within this (a few hundred
+ * ms on a busy machine); one that takes longer has stopped answering (stopped, or its main
+ * thread wedged) and is killed and replaced.
+ */
+const BROWSER_ANSWER_MS = 10_000
+/** How often a browser is pinged, so one that stops answering in the middle of a job is noticed. */
+const HEARTBEAT_MS = 2000
+/** Console messages a page's workers may log before the job fails: each one crosses to the service. */
+const MAX_WORKER_CONSOLE_MESSAGES = 1000
+/** How long an unexpected error waits to learn whether the browser went away under it. */
+const DISCONNECT_GRACE_MS = 2000
+
+/**
+ * Runs in every frame before the page's own scripts: the console says nothing, so a page that
+ * logs in a loop costs the browser and the service nothing; uncaught errors are not reported
+ * either (preventDefault keeps them from the DevTools connection). Non-configurable: the page
+ * cannot put the methods back.
+ */
+const QUIET_PAGE_SCRIPT = `(() => {
+  const quiet = function () {};
+  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'groupEnd', 'count', 'countReset', 'assert', 'time', 'timeLog', 'timeEnd', 'timeStamp', 'profile', 'profileEnd', 'clear']) {
+    try { Object.defineProperty(console, name, { value: quiet, writable: false, configurable: false, enumerable: true }); } catch {}
+  }
+  addEventListener('error', (event) => event.preventDefault());
+  addEventListener('unhandledrejection', (event) => event.preventDefault());
+})();`
 
 class ChromiumCriticalCss implements ChromiumEngine {
   readonly #executablePath: string
   readonly #options: ChromiumEngineOptions
-  #browser: Promise<Browser> | null = null
+  readonly #bounds: RendererBounds
+  #browser: Promise<LaunchedBrowser> | null = null
   /** The browser #browser resolved to, so a dead one is forgotten at once. */
-  #launched: Browser | null = null
+  #launched: LaunchedBrowser | null = null
   #closed = false
   readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined> }>()
   readonly #bodies = new Map<string, FetchedSheet>()
   /** Tagged with their browser up front: a dead browser's pending pages never settle. */
-  #spares: { browser: Browser; viewport: Viewport; ready: Promise<Spare | null> }[] = []
+  #spares: { launched: LaunchedBrowser; viewport: Viewport; ready: Promise<Spare | null> }[] = []
 
   constructor(executablePath: string, options: ChromiumEngineOptions) {
     this.#executablePath = executablePath
     this.#options = options
+    this.#bounds = createRendererBounds({ log: (line) => this.#log(line), ...(options.rendererCpu ? { cpu: options.rendererCpu } : {}) })
   }
 
   async generate(input: EngineInput): Promise<{ css: string }> {
-    const browser = await this.#launch()
+    const launched = await untilAborted(this.#launch(), input.signal)
     try {
-      return await this.#render(browser, input)
+      return await this.#attempt(launched, input)
     } catch (error) {
-      if (input.signal.aborted || this.#closed || !(error instanceof BrowserCrash || !browser.isConnected())) throw error
-      // The browser (or the page's renderer) died under this job: a fresh one gets one more try.
-      this.#options.log?.({ event: 'browser_crashed', relaunch: !browser.isConnected() })
-      if (!browser.isConnected()) this.#forget(browser)
-      return await this.#render(await this.#launch(), input)
+      // A call can hear of the browser's end before its connection does: an unexpected error waits a moment for it.
+      const gone = error instanceof BrowserGone || (!(error instanceof EngineError) && (await disconnects(launched.browser, DISCONNECT_GRACE_MS)))
+      if (input.signal.aborted || this.#closed || !gone) throw error
+      // The browser died under this job (or stopped answering and was killed): a fresh one gets
+      // one more try. A page whose own renderer died is not tried again (RendererCrash).
+      this.#log({ event: 'browser_crashed', relaunch: true })
+      this.#forget(launched)
+      return await this.#attempt(await untilAborted(this.#launch(), input.signal), input)
     }
   }
 
@@ -152,19 +194,29 @@ class ChromiumCriticalCss implements ChromiumEngine {
     this.#closed = true
     const browser = this.#browser
     this.#browser = null
+    this.#launched = null
     const spares = this.#spares
     this.#spares = []
-    for (const spare of spares) void spare.ready.then((ready) => ready && discard(ready))
-    if (browser) await (await browser.catch(() => null))?.close().catch(() => {})
+    for (const spare of spares) void spare.ready.then((ready) => ready && this.#discard(ready))
+    const launched = await browser?.catch(() => null)
+    if (!launched) return
+    // Not an unresponsive browser to report: it is closed, or killed when it does not close in time.
+    launched.dead = true
+    await launched.close()
   }
 
-  #launch(): Promise<Browser> {
+  #log(line: Record<string, unknown>): void {
+    this.#options.log?.(line)
+  }
+
+  #launch(): Promise<LaunchedBrowser> {
     if (this.#closed) return Promise.reject(new EngineError('render_failed', 'The engine is closed.'))
-    this.#browser ??= launchBrowser(this.#executablePath, this.#options.browserArgs ?? [], this.#options.egress).then(
-      (browser) => {
-        this.#launched = browser
-        browser.on('disconnected', () => this.#forget(browser))
-        return browser
+    this.#browser ??= launchBrowser(this.#executablePath, this.#options.browserArgs ?? [], this.#options.egress, this.#bounds).then(
+      (launched) => {
+        this.#launched = launched
+        launched.browser.on('disconnected', () => this.#forget(launched))
+        void this.#heartbeat(launched)
+        return launched
       },
       (error: unknown) => {
         this.#browser = null
@@ -174,69 +226,178 @@ class ChromiumCriticalCss implements ChromiumEngine {
     return this.#browser
   }
 
+  /**
+   * Pings the browser while it is the engine's: one that stops answering in the middle of a job
+   * (stopped, its main thread wedged) is replaced within about {@link BROWSER_ANSWER_MS}, and
+   * the job on it tried once more, instead of every job waiting out its own deadline on it.
+   */
+  async #heartbeat(launched: LaunchedBrowser): Promise<void> {
+    let session: CDPSession
+    try {
+      session = await this.#answered(launched, launched.browser.newBrowserCDPSession())
+    } catch {
+      return
+    }
+    while (!launched.dead) {
+      await sleep(HEARTBEAT_MS, undefined, { ref: false })
+      if (launched.dead) return
+      try {
+        await this.#answered(launched, session.send('Browser.getVersion'))
+      } catch {
+        return
+      }
+    }
+  }
+
+  /**
+   * A browser call a live browser answers at once (opening or closing a context, a ping). One
+   * that takes longer than {@link BROWSER_ANSWER_MS} means the browser stopped answering: it
+   * is killed (its jobs see it gone) and the next job gets a new one.
+   */
+  #answered<T>(launched: LaunchedBrowser, call: Promise<T>): Promise<T> {
+    let settled = false
+    let timer: NodeJS.Timeout | undefined
+    call.catch(() => {})
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // An event loop that was held up runs timers before the I/O that answered: look once more after it.
+        setImmediate(() => {
+          if (settled) return
+          this.#unresponsive(launched)
+          reject(new BrowserGone())
+        })
+      }, BROWSER_ANSWER_MS)
+      timer.unref()
+    })
+    late.catch(() => {})
+    return Promise.race([call, late]).finally(() => {
+      settled = true
+      clearTimeout(timer)
+    })
+  }
+
+  #unresponsive(launched: LaunchedBrowser): void {
+    if (launched.dead) return
+    this.#log({ event: 'browser_unresponsive', waitedMs: BROWSER_ANSWER_MS })
+    launched.kill()
+    this.#forget(launched)
+  }
+
   /** A fresh context and page: a spare opened ahead when one is ready (one of this viewport's size first), else a new one. */
-  async #page(browser: Browser, viewport: Viewport): Promise<Spare> {
-    this.#spares = this.#spares.filter((spare) => spare.browser === browser)
+  async #page(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
+    if (launched.dead) throw new BrowserGone()
+    this.#spares = this.#spares.filter((spare) => spare.launched === launched)
     const fits = this.#spares.findIndex((spare) => sameSize(spare.viewport, viewport))
-    const taken = this.#spares.splice(fits >= 0 ? fits : 0, 1)[0]
-    return (await taken?.ready) ?? (await this.#newPage(browser, viewport))
+    const taken = await this.#spares.splice(fits >= 0 ? fits : 0, 1)[0]?.ready
+    if (taken && !taken.crashed && !taken.page.isClosed() && !launched.dead) return taken
+    if (taken) void this.#discard(taken)
+    return await this.#newPage(launched, viewport)
   }
 
   /** Spares for the next job, one per viewport of this one: a page's renderer takes a while to start. */
-  #refill(browser: Browser, viewports: Viewport[]): void {
+  #refill(launched: LaunchedBrowser, viewports: Viewport[]): void {
+    if (launched.dead || this.#launched !== launched) return
     for (const viewport of viewports.slice(0, MAX_SPARE_PAGES)) {
       if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
-      this.#spares.push({ browser, viewport, ready: this.#newPage(browser, viewport).catch(() => null) })
+      this.#spares.push({ launched, viewport, ready: this.#newPage(launched, viewport).catch(() => null) })
     }
-    this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && discard(ready)))
+    this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && this.#discard(ready)))
   }
 
-  async #newPage(browser: Browser, viewport: Viewport): Promise<Spare> {
+  async #newPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
     const gate = (await this.#options.egress?.()) ?? null
     try {
-      // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
-      const context = await browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', ...(gate ? { proxy: { server: gate.server } } : {}) })
-      return { browser, viewport, context, page: await context.newPage(), gate }
+      const opened = this.#answered(
+        launched,
+        (async () => {
+          // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
+          const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', ...(gate ? { proxy: { server: gate.server } } : {}) })
+          try {
+            await context.addInitScript({ content: QUIET_PAGE_SCRIPT })
+            return { context, page: await context.newPage() }
+          } catch (error) {
+            void context.close().catch(() => {})
+            throw error
+          }
+        })(),
+      )
+      const { context, page } = await opened
+      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null }
+      page.once('crash', () => (spare.crashed = true))
+      return spare
     } catch (error) {
       gate?.close()
       throw error
     }
   }
 
-  #forget(browser: Browser): void {
-    if (this.#launched !== browser) return
-    this.#launched = null
-    this.#browser = null
+  /** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. A browser that does not close it in time is replaced. */
+  #discard(spare: Spare): Promise<void> {
+    spare.closing ??= this.#answered(spare.launched, spare.context.close())
+      .catch(() => {})
+      .finally(() => spare.gate?.close())
+    return spare.closing
   }
 
-  async #render(browser: Browser, input: EngineInput): Promise<{ css: string }> {
+  /** Forgets a browser that died or was killed: the next job launches another; its spares are closed, never handed out. */
+  #forget(launched: LaunchedBrowser): void {
+    launched.dead = true
+    launched.stop()
+    if (this.#launched === launched) {
+      this.#launched = null
+      this.#browser = null
+    }
+    const gone = this.#spares.filter((spare) => spare.launched === launched)
+    this.#spares = this.#spares.filter((spare) => spare.launched !== launched)
+    for (const spare of gone) void spare.ready.then((ready) => ready && this.#discard(ready))
+  }
+
+  /**
+   * One try at a job on one browser. It ends as soon as the job is aborted (its deadline, a
+   * shutdown), its page's renderer dies, a page misbehaves past a bound, or the browser goes,
+   * whatever the browser is still doing: its contexts are closed at once, which stops their
+   * loading, and nothing waits for a call the browser does not answer.
+   */
+  async #attempt(launched: LaunchedBrowser, input: EngineInput): Promise<{ css: string }> {
+    const attempt = new Attempt((spare) => this.#discard(spare))
+    const onAbort = (): void => attempt.fail(input.signal.reason)
+    const onGone = (): void => attempt.fail(new BrowserGone())
+    input.signal.addEventListener('abort', onAbort, { once: true })
+    launched.browser.on('disconnected', onGone)
+    if (input.signal.aborted) onAbort()
+    else if (launched.dead || !launched.browser.isConnected()) onGone()
+    try {
+      const rendering = this.#render(launched, input, attempt)
+      rendering.catch(() => {})
+      return await Promise.race([rendering, attempt.ended])
+    } finally {
+      input.signal.removeEventListener('abort', onAbort)
+      launched.browser.off('disconnected', onGone)
+      // Closing takes a while and nothing waits for it.
+      attempt.close()
+    }
+  }
+
+  async #render(launched: LaunchedBrowser, input: EngineInput, attempt: Attempt): Promise<{ css: string }> {
     const deadline = input.deadline ?? Date.now() + DEFAULT_DEADLINE_MS
     const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
-    const contexts: Spare[] = []
-    const closeAll = (): Promise<unknown> => Promise.all(contexts.map(discard))
-    input.signal.addEventListener('abort', closeAll, { once: true })
-    try {
-      const opened = await Promise.allSettled(input.viewports.map((viewport) => this.#open(browser, input.url, viewport, remaining, contexts)))
-      const failure = opened.find((result) => result.status === 'rejected')
-      if (failure) throw failure.reason
-      const views = opened.map((result) => (result as PromiseFulfilledResult<LoadedView>).value)
-      const texts = await this.#stylesheetTexts(views, remaining())
-      const sheets = mergeSheetLists(await Promise.all(views.map((view) => appliedSheets(view, texts))))
-      const bytes = sheets.reduce((sum, sheet) => sum + sheet.text.length, 0)
-      // Past this, parsing holds the service's event loop for seconds and its memory for good: a clear failure instead.
-      if (bytes > MAX_STYLESHEET_CHARS) {
-        throw new EngineError('render_failed', `The page's stylesheets hold ${(bytes / 1024 / 1024).toFixed(1)} MiB of CSS, more than the ${MAX_STYLESHEET_CHARS / 1024 / 1024} MiB the engine parses.`)
-      }
-      const critical = this.#parsed(sheets, texts, views[0]!.page.url())
-      const answers = await Promise.all(views.map((view) => ask(view, critical.questions)))
-      // Opened now, not earlier: they would compete with this job's pages for the CPU.
-      this.#refill(browser, input.viewports)
-      return { css: critical.css(answers) }
-    } finally {
-      input.signal.removeEventListener('abort', closeAll)
-      // Closing takes a while and nothing waits for it.
-      void closeAll()
+    const opened = await Promise.allSettled(input.viewports.map((viewport) => this.#open(launched, input.url, viewport, remaining, attempt)))
+    const failure = opened.find((result) => result.status === 'rejected')
+    if (failure) throw failure.reason
+    const views = opened.map((result) => (result as PromiseFulfilledResult<LoadedView>).value)
+    const texts = await this.#stylesheetTexts(views, remaining())
+    const sheets = mergeSheetLists(await Promise.all(views.map((view) => appliedSheets(view, texts))))
+    const bytes = sheets.reduce((sum, sheet) => sum + sheet.text.length, 0)
+    // Past this, parsing holds the service's event loop for seconds and its memory for good: a clear failure instead.
+    if (bytes > MAX_STYLESHEET_CHARS) {
+      throw new EngineError('render_failed', `The page's stylesheets hold ${(bytes / 1024 / 1024).toFixed(1)} MiB of CSS, more than the ${MAX_STYLESHEET_CHARS / 1024 / 1024} MiB the engine parses.`)
     }
+    if (attempt.over) throw new EngineError('render_failed', 'The job ended.')
+    const critical = this.#parsed(sheets, texts, views[0]!.page.url())
+    const answers = await Promise.all(views.map((view) => ask(view, critical.questions)))
+    // Opened now, not earlier: they would compete with this job's pages for the CPU.
+    this.#refill(launched, input.viewports)
+    return { css: critical.css(answers) }
   }
 
   /**
@@ -302,22 +463,36 @@ class ChromiumCriticalCss implements ChromiumEngine {
     return critical
   }
 
-  async #open(browser: Browser, url: string, viewport: Viewport, remaining: () => number, contexts: Spare[]): Promise<LoadedView> {
-    const spare = await this.#page(browser, viewport)
-    contexts.push(spare)
+  async #open(launched: LaunchedBrowser, url: string, viewport: Viewport, remaining: () => number, attempt: Attempt): Promise<LoadedView> {
+    const spare = await this.#page(launched, viewport)
+    attempt.add(spare)
+    if (attempt.over) throw new EngineError('render_failed', 'The job ended.')
     const { page, gate, viewport: opened } = spare
-    if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
     let crashed = false
     page.on('crash', () => {
       crashed = true
+      // Out of memory (the heap cap, the data limit) or killed: the same page would only do it again.
+      this.#log({ event: 'renderer_crashed', relaunch: false })
+      attempt.fail(launched.browser.isConnected() ? new RendererCrash() : new BrowserGone())
     })
+    // Workers get no init script: their console is counted instead, and a flood ends the job.
+    page.on('worker', (worker) =>
+      worker.on('console', () => {
+        if (++attempt.workerMessages !== MAX_WORKER_CONSOLE_MESSAGES + 1) return
+        attempt.fail(new EngineError('render_failed', `The page's workers logged more than ${MAX_WORKER_CONSOLE_MESSAGES} messages; the engine does not render a page that floods it.`))
+      }),
+    )
+    // The browser's state, read after a call failed: a dead renderer or browser says more than the call's own error.
+    const died = (): EngineError | null => (!launched.browser.isConnected() || launched.dead ? new BrowserGone() : crashed ? new RendererCrash() : null)
+    if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
     const responses = stylesheetResponses(page)
     const landed = mainDocument(page)
     let response: Response | null
     try {
       response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs ?? 15_000, remaining()) })
     } catch (error) {
-      if (crashed || !browser.isConnected()) throw new BrowserCrash()
+      const death = died()
+      if (death) throw death
       if (gate?.refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${gate.refused}.`)
       throw new EngineError('fetch_failed', `The page could not be loaded: ${navigationError(error)}.`)
     }
@@ -348,7 +523,8 @@ class ChromiumCriticalCss implements ChromiumEngine {
         }
         return { page, listed, responses }
       } catch (error) {
-        if (crashed || !browser.isConnected()) throw new BrowserCrash()
+        const death = died()
+        if (death) throw death
         if (!isNavigationRace(error)) throw error
         if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
         if (hop >= MAX_PAGE_HOPS) throw new EngineError('render_failed', `The page kept navigating (${hop + 1} times after it loaded) and could not be read.`)
@@ -358,17 +534,54 @@ class ChromiumCriticalCss implements ChromiumEngine {
 }
 
 interface Spare {
-  browser: Browser
+  launched: LaunchedBrowser
   context: BrowserContext
   page: Page
   viewport: Viewport
   /** The context's way out, when the engine has an egress. */
   gate: EgressGate | null
+  /** Its renderer died before a job took it. */
+  crashed: boolean
+  /** Set once it is being closed. */
+  closing: Promise<void> | null
 }
 
-/** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. */
-function discard(spare: Spare): Promise<void> {
-  return spare.context.close().catch(() => {}).finally(() => spare.gate?.close())
+/** The contexts of one try at a job, and the way it ends early. */
+class Attempt {
+  readonly contexts: Spare[] = []
+  /** Rejects with the first reason the attempt ended early. */
+  readonly ended: Promise<never>
+  workerMessages = 0
+  #over = false
+  #end!: (reason: unknown) => void
+  readonly #discard: (spare: Spare) => Promise<void>
+
+  constructor(discard: (spare: Spare) => Promise<void>) {
+    this.#discard = discard
+    this.ended = new Promise<never>((_, reject) => (this.#end = reject))
+    this.ended.catch(() => {})
+  }
+
+  get over(): boolean {
+    return this.#over
+  }
+
+  /** A context the attempt uses; one that comes after the attempt ended is closed at once. */
+  add(spare: Spare): void {
+    if (this.#over) void this.#discard(spare)
+    else this.contexts.push(spare)
+  }
+
+  /** Ends the attempt with `reason` (the first one counts) and closes its contexts: their loading stops there. */
+  fail(reason: unknown): void {
+    this.#end(reason)
+    this.close()
+  }
+
+  close(): void {
+    this.#over = true
+    for (const spare of this.contexts) void this.#discard(spare)
+  }
 }
 
 interface LoadedView {
@@ -385,10 +598,42 @@ interface FetchedSheet {
 
 type KeyedSheet = AppliedSheet & { key: string }
 
-class BrowserCrash extends EngineError {
+/** The browser died, or stopped answering and was killed, under the job: it is relaunched and the job tried once more. */
+class BrowserGone extends EngineError {
   constructor() {
     super('render_failed', 'The browser crashed while rendering the page.')
   }
+}
+
+/** The page's own renderer died (out of memory, killed): the job fails, and is not tried again, since the page would do it again. */
+class RendererCrash extends EngineError {
+  constructor() {
+    super('render_failed', "The page's renderer crashed while rendering it (out of memory, or killed); the page is not tried again.")
+  }
+}
+
+/** Whether the browser is or gets disconnected within `ms`. */
+function disconnects(browser: Browser, ms: number): Promise<boolean> {
+  if (!browser.isConnected()) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer)
+      browser.off('disconnected', done)
+      resolve(!browser.isConnected())
+    }
+    const timer = setTimeout(done, ms)
+    browser.on('disconnected', done)
+  })
+}
+
+/** Settles with `signal` too: nothing waits past a job's deadline for a browser that does not answer. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }
 
 /** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
@@ -520,7 +765,33 @@ function navigationError(error: unknown): string {
  */
 const EGRESS_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic']
 
-async function launchBrowser(executablePath: string, extraArgs: string[], egress: (() => Promise<EgressGate>) | undefined): Promise<Browser> {
+/**
+ * A launched browser, the engine's handle on its process. Playwright launches Chromium with
+ * `--disable-ipc-flooding-protection` (for its own tests' speed); without Chromium's flooding
+ * protection a page that runs `history.pushState` or sets `location.hash` in a loop floods the
+ * browser process and stalls every other context, so the engine keeps the protection: such a
+ * page is throttled in its own renderer.
+ */
+interface LaunchedBrowser {
+  readonly browser: Browser
+  /** Set once the engine stopped using it (it died, was killed, or the engine closed). */
+  dead: boolean
+  /** SIGKILL to the browser's whole process group, at once: for a browser that stopped answering. */
+  kill(): void
+  /** Stops watching its renderers. */
+  stop(): void
+  /** Closes it, and kills it when it does not close in time. */
+  close(): Promise<void>
+}
+
+const IGNORED_DEFAULT_ARGS = ['--disable-ipc-flooding-protection']
+
+/**
+ * Launched as a server of this process (`launchServer`), then connected to over loopback (a
+ * random port and a secret path): that is how Playwright hands out the browser's process, which
+ * an unresponsive browser must be killed through and whose renderers are bounded by PID.
+ */
+async function launchBrowser(executablePath: string, extraArgs: string[], egress: (() => Promise<EgressGate>) | undefined, bounds: RendererBounds): Promise<LaunchedBrowser> {
   let playwright: typeof import('playwright-core')
   try {
     playwright = await import('playwright-core')
@@ -529,17 +800,54 @@ async function launchBrowser(executablePath: string, extraArgs: string[], egress
   }
   // The browser's own default goes through a gate too: a connection outside any context finds no other way out.
   const gate = (await egress?.()) ?? null
+  let server: Awaited<ReturnType<typeof playwright.chromium.launchServer>> | undefined
+  let watch: RendererWatch | undefined
   try {
-    const browser = await playwright.chromium.launch({
+    server = await playwright.chromium.launchServer({
       executablePath,
       headless: true,
-      args: [...chromiumFlags(), ...(gate ? EGRESS_FLAGS : []), ...extraArgs],
+      host: '127.0.0.1',
+      args: [...chromiumFlags(), ...bounds.flags, ...(gate ? EGRESS_FLAGS : []), ...extraArgs],
+      ignoreDefaultArgs: IGNORED_DEFAULT_ARGS,
       ...(gate ? { proxy: { server: gate.server } } : {}),
       timeout: 30_000,
     })
-    if (gate) browser.on('disconnected', () => gate.close())
-    return browser
+    const launched = server
+    const kill = (): void => void launched.kill().catch(() => {})
+    watch = await bounds.watch(launched.process().pid)
+    const browser = await playwright.chromium.connect(launched.wsEndpoint(), { timeout: 30_000 })
+    const stopWatching = watch
+    const stop = (): void => stopWatching.stop()
+    browser.on('disconnected', () => {
+      stop()
+      gate?.close()
+    })
+    // The process can end before the connection notices (killed from outside).
+    launched.on('close', () => void browser.close().catch(() => {}))
+    return {
+      browser,
+      dead: false,
+      kill,
+      stop,
+      async close() {
+        stop()
+        await browser.close().catch(() => {})
+        let timer: NodeJS.Timeout | undefined
+        const closed = await Promise.race([
+          launched.close().then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), BROWSER_ANSWER_MS))),
+        ])
+        clearTimeout(timer)
+        if (!closed) await launched.kill().catch(() => {})
+        gate?.close()
+      },
+    }
   } catch (error) {
+    watch?.stop()
+    await server?.kill().catch(() => {})
     gate?.close()
     throw error
   }

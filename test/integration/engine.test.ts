@@ -4,8 +4,10 @@
  * that still resolve once inlined; what it drops is below the fold or unused.
  */
 import { readdirSync, readFileSync } from 'node:fs'
+import { getPriority } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { generate as generateCss, parse, walk } from 'css-tree'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createClient } from '../../src/client/client.ts'
 import { createChromiumEngine, type ChromiumEngine, type ChromiumEngineOptions } from '../../src/engine/chromium.ts'
 import { EngineError } from '../../src/engine/engine.ts'
@@ -278,6 +280,167 @@ describe('Chromium engine: failures', () => {
   })
 })
 
+describe('Chromium engine: one page cannot hurt the others', () => {
+  const HOSTILE: Record<string, string | ServedFile> = {
+    '/push.html': page('', '<h1>x</h1><script>let i = 0; for (;;) history.pushState({}, "", "/push.html?" + i++)</script>'),
+    '/hash.html': page('', '<h1>x</h1><script>let i = 0; for (;;) location.hash = "#" + i++</script>'),
+    '/console.html': page('', '<h1>x</h1><script>const s = "x".repeat(10000); let i = 0; for (;;) console.log(s + i++, { i })</script>'),
+    // The image never comes: the page is still loading when its worker has logged a thousand lines, however busy the machine.
+    '/worker-console.html': page('', '<h1>x</h1><img src="/never.png"><script>new Worker(URL.createObjectURL(new Blob([`const s = "x".repeat(1000); for (;;) console.log(s)`])))</script>'),
+    '/never.png': { body: '', hang: true },
+    '/hog.html': page('', '<h1>x</h1><script>const kept = []; for (;;) kept.push(new Array(1e6).fill(1.5))</script>'),
+    '/spin.html': page('', '<h1>x</h1><script>setTimeout(() => { for (;;) {} })</script>'),
+  }
+  let hostile: StaticServer
+  let lines: Record<string, unknown>[]
+  let shared: ChromiumEngine
+  const marker = `--ccs-test-isolation=${process.pid}-${Date.now()}`
+
+  beforeAll(async () => {
+    hostile = await serveFiles(HOSTILE)
+    lines = []
+    shared = createChromiumEngine({ loadTimeoutMs: 10_000, fontsTimeoutMs: 500, browserArgs: [marker], log: (line) => lines.push(line) })
+  })
+
+  afterAll(async () => {
+    await shared?.close()
+    await hostile?.close()
+  })
+
+  /** A render that must be done by its deadline: the engine is not trusted to stop waiting at it. */
+  async function withinDeadline(path: string, target: ChromiumEngine, deadlineMs = 20_000): Promise<string> {
+    const job = target.generate({ url: `${site.origin}${path}`, viewports: [DESKTOP], signal: AbortSignal.timeout(deadlineMs), deadline: Date.now() + deadlineMs })
+    const done = new AbortController()
+    const late = sleep(deadlineMs + 5000, undefined, { signal: done.signal }).then(() => {
+      throw new Error(`still rendering ${path} 5 s past its deadline`)
+    })
+    late.catch(() => {})
+    try {
+      return await Promise.race([job.then((result) => result.css), late])
+    } finally {
+      done.abort()
+    }
+  }
+
+  /** Renders the index page while `path` runs on the same engine (`copies` jobs started first, given a long deadline), then aborts them. */
+  async function alongside(path: string, copies = 1): Promise<string> {
+    const stop = new AbortController()
+    const requested = hostile.requests.length
+    const bad = Array.from({ length: copies }, () =>
+      shared
+        .generate({ url: `${hostile.origin}${path}`, viewports: [DESKTOP], signal: AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]), deadline: Date.now() + 60_000 })
+        .catch((error: unknown) => error),
+    )
+    // The hostile pages are loaded and running before the normal one starts.
+    while (hostile.requests.slice(requested).filter((hit) => hit === path).length < copies) await sleep(50)
+    await sleep(1000)
+    const before = lines.length
+    try {
+      const css = await withinDeadline('/index.html', shared)
+      // Done on the same browser: not by killing one that stopped answering and starting another.
+      expect(lines.slice(before).map((line) => line.event)).not.toContainEqual(expect.stringMatching(/^browser_/))
+      return css
+    } finally {
+      stop.abort()
+      await Promise.all(bad)
+    }
+  }
+
+  it('a page that runs history.pushState in a loop does not stop a page rendered at the same time', async () => {
+    const expected = await generate('/index.html')
+    expect(await alongside('/push.html')).toBe(expected)
+  })
+
+  it('a page that sets location.hash in a loop does not stop a page rendered at the same time', async () => {
+    const expected = await generate('/index.html')
+    expect(await alongside('/hash.html')).toBe(expected)
+  })
+
+  it('a page that logs in a loop is silenced: a page rendered at the same time keeps its deadline', async () => {
+    const expected = await generate('/index.html')
+    expect(await alongside('/console.html', 3)).toBe(expected)
+  })
+
+  it('a page whose worker logs in a loop fails render_failed, and the next page renders', async () => {
+    const error = await shared.generate({ url: `${hostile.origin}/worker-console.html`, viewports: [DESKTOP], signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000 }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'render_failed', message: expect.stringContaining('workers logged more than 1000 messages') })
+    expect(await withinDeadline('/index.html', shared)).toBe(await generate('/index.html'))
+  })
+
+  it('a page that allocates until its renderer dies fails render_failed once, without a retry, and the next page renders', async () => {
+    const before = lines.length
+    const error = await shared.generate({ url: `${hostile.origin}/hog.html`, viewports: [DESKTOP], signal: AbortSignal.timeout(40_000), deadline: Date.now() + 40_000 }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'render_failed', message: expect.stringContaining('renderer crashed') })
+    expect(hostile.requests.filter((path) => path === '/hog.html')).toHaveLength(1)
+    expect(lines.slice(before).map((line) => line.event)).not.toContain('browser_crashed')
+    expect(await withinDeadline('/index.html', shared)).toBe(await generate('/index.html'))
+  })
+
+  it.runIf(process.platform === 'linux')('bounds every renderer: a data limit of 2 GiB, and nice 19 for one that keeps a core busy', async () => {
+    const bounded = `--ccs-test-bounds=${process.pid}-${Date.now()}`
+    const log: Record<string, unknown>[] = []
+    // A low CPU bar: other tests on a busy 2-core machine leave a spinning page only a share of a core.
+    const spinner = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500, browserArgs: [bounded], rendererCpu: { share: 0.05, seconds: 2 }, log: (line) => log.push(line) })
+    try {
+      await withinDeadline('/index.html', spinner)
+      const renderers = descendants(browserPid(bounded)).filter((pid) => commandLine(pid).includes('--type=renderer'))
+      expect(renderers.length).toBeGreaterThan(0)
+      for (const pid of renderers) expect(dataLimit(pid)).toBe(2 * 1024 ** 3)
+
+      const stop = new AbortController()
+      const spinning = spinner.generate({ url: `${hostile.origin}/spin.html`, viewports: [DESKTOP], signal: AbortSignal.any([stop.signal, AbortSignal.timeout(40_000)]), deadline: Date.now() + 40_000 }).catch(() => {})
+      try {
+        let reniced: Record<string, unknown> | undefined
+        for (let waited = 0; !reniced && waited < 30_000; waited += 200) {
+          await sleep(200)
+          reniced = log.find((line) => line.event === 'renderer_reniced')
+        }
+        expect(reniced).toMatchObject({ event: 'renderer_reniced', nice: 19 })
+        expect(getPriority(reniced!.pid as number)).toBe(19)
+      } finally {
+        stop.abort()
+        await spinning
+      }
+    } finally {
+      await spinner.close()
+    }
+  })
+
+  describe.runIf(process.platform === 'linux')('a browser that stops answering', () => {
+    const stalled = `--ccs-test-stopped=${process.pid}-${Date.now()}`
+    let stopped: number | null = null
+    afterEach(() => {
+      // Only while it is still that browser: its PID may belong to another process by now.
+      if (stopped !== null && commandLine(stopped).includes(stalled)) {
+        for (const signal of ['SIGCONT', 'SIGKILL'] as const) {
+          try {
+            process.kill(stopped, signal)
+          } catch {
+            // Already gone.
+          }
+        }
+      }
+      stopped = null
+    })
+
+    it('is killed and replaced: the job on it and the next one are done', async () => {
+      const log: Record<string, unknown>[] = []
+      const stopping = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500, browserArgs: [stalled], log: (line) => log.push(line) })
+      try {
+        const expected = await withinDeadline('/index.html', stopping)
+        stopped = browserPid(stalled)
+        process.kill(stopped, 'SIGSTOP')
+        expect(await withinDeadline('/index.html', stopping, 40_000)).toBe(expected)
+        expect(log.map((line) => line.event)).toContain('browser_unresponsive')
+        expect(await withinDeadline('/index.html', stopping)).toBe(expected)
+        expect(browserPid(stalled)).not.toBe(stopped)
+      } finally {
+        await stopping.close()
+      }
+    })
+  })
+})
+
 describe('reference service with its default engine', () => {
   it('renders a page through the API with the Chromium engine when no engine is given', async () => {
     const token = 'ccs_engine_test_token_0123456789'
@@ -295,13 +458,61 @@ describe('reference service with its default engine', () => {
 
 /** Kills the browser process started with `marker` among its flags (Linux /proc). */
 function killBrowser(marker: string): void {
-  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    let cmdline = ''
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-    } catch {
-      continue
-    }
-    if (cmdline.includes(marker) && !cmdline.includes('--type=')) process.kill(Number(pid), 'SIGKILL')
+  process.kill(browserPid(marker), 'SIGKILL')
+}
+
+function pids(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return ''
   }
+}
+
+/** The live browser process started with `marker` among its flags (Linux /proc). */
+function browserPid(marker: string): number {
+  const found = pids().filter((pid) => {
+    const cmdline = commandLine(pid)
+    return cmdline.includes(marker) && !cmdline.includes('--type=') && !/^[^(]*\([^)]*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  })
+  if (found.length !== 1) throw new Error(`${found.length} browsers with ${marker}`)
+  return found[0]!
+}
+
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>()
+  for (const pid of pids()) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      parent.set(pid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const out: number[] = []
+  for (let added = true; added; ) {
+    added = false
+    for (const [pid, ppid] of parent) {
+      if ((ppid === root || out.includes(ppid)) && !out.includes(pid)) {
+        out.push(pid)
+        added = true
+      }
+    }
+  }
+  return out
+}
+
+/** A process's soft RLIMIT_DATA in bytes (Infinity when unlimited). */
+function dataLimit(pid: number): number {
+  const row = readFileSync(`/proc/${pid}/limits`, 'utf8')
+    .split('\n')
+    .find((line) => line.startsWith('Max data size'))
+  const soft = row?.slice('Max data size'.length).trim().split(/\s+/)[0]
+  return soft === 'unlimited' || soft === undefined ? Infinity : Number(soft)
 }
