@@ -57,10 +57,15 @@ const CLOSED_NETWORK_FLAGS = [
 /**
  * The engine's Chromium flags, for every browser that should render as it does (tests, the
  * quality bench). Chromium refuses to start as root with its sandbox; only then is it off.
+ * (Playwright adds `--no-sandbox` itself unless launched with `chromiumSandbox: true`, as the
+ * engine is when not root.)
  */
 export function chromiumFlags(): string[] {
-  const root = typeof process.getuid === 'function' && process.getuid() === 0
-  return [...CLOSED_NETWORK_FLAGS, ...(root ? ['--no-sandbox'] : [])]
+  return [...CLOSED_NETWORK_FLAGS, ...(isRoot() ? ['--no-sandbox'] : [])]
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0
 }
 
 export interface ChromiumEngineOptions {
@@ -89,7 +94,8 @@ export interface ChromiumEngineOptions {
   rendererCpu?: { share?: number; seconds?: number }
   /**
    * Engine events: `browser_crashed` (relaunched, the job tried once more), `renderer_crashed`,
-   * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`.
+   * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`,
+   * `chromium_sandbox_unavailable` (the system gives Chromium no sandbox: it runs without).
    */
   log?: (line: Record<string, unknown>) => void
 }
@@ -159,6 +165,11 @@ class ChromiumCriticalCss implements ChromiumEngine {
   /** The browser #browser resolved to, so a dead one is forgotten at once. */
   #launched: LaunchedBrowser | null = null
   #closed = false
+  /**
+   * Chromium's sandbox, on unless the service runs as root (Chromium refuses it there).
+   * Playwright turns it off by default; a system that cannot give it turns it off here.
+   */
+  #sandbox = !isRoot()
   readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined> }>()
   readonly #bodies = new Map<string, FetchedSheet>()
   /** Tagged with their browser up front: a dead browser's pending pages never settle. */
@@ -211,18 +222,27 @@ class ChromiumCriticalCss implements ChromiumEngine {
 
   #launch(): Promise<LaunchedBrowser> {
     if (this.#closed) return Promise.reject(new EngineError('render_failed', 'The engine is closed.'))
-    this.#browser ??= launchBrowser(this.#executablePath, this.#options.browserArgs ?? [], this.#options.egress, this.#bounds).then(
-      (launched) => {
-        this.#launched = launched
-        launched.browser.on('disconnected', () => this.#forget(launched))
-        void this.#heartbeat(launched)
-        return launched
-      },
-      (error: unknown) => {
-        this.#browser = null
-        throw error
-      },
-    )
+    const launch = (sandbox: boolean): Promise<LaunchedBrowser> => launchBrowser(this.#executablePath, this.#options.browserArgs ?? [], this.#options.egress, this.#bounds, sandbox)
+    this.#browser ??= launch(this.#sandbox)
+      .catch((error: unknown) => {
+        if (!this.#sandbox || !/sandbox/i.test(String(error))) throw error
+        // No user namespaces or setuid helper here (a locked-down container): rendering still works without.
+        this.#sandbox = false
+        this.#log({ event: 'chromium_sandbox_unavailable', reason: String(error).split('\n').find((line) => /sandbox/i.test(line))?.trim() })
+        return launch(false)
+      })
+      .then(
+        (launched) => {
+          this.#launched = launched
+          launched.browser.on('disconnected', () => this.#forget(launched))
+          void this.#heartbeat(launched)
+          return launched
+        },
+        (error: unknown) => {
+          this.#browser = null
+          throw error
+        },
+      )
     return this.#browser
   }
 
@@ -791,7 +811,13 @@ const IGNORED_DEFAULT_ARGS = ['--disable-ipc-flooding-protection']
  * random port and a secret path): that is how Playwright hands out the browser's process, which
  * an unresponsive browser must be killed through and whose renderers are bounded by PID.
  */
-async function launchBrowser(executablePath: string, extraArgs: string[], egress: (() => Promise<EgressGate>) | undefined, bounds: RendererBounds): Promise<LaunchedBrowser> {
+async function launchBrowser(
+  executablePath: string,
+  extraArgs: string[],
+  egress: (() => Promise<EgressGate>) | undefined,
+  bounds: RendererBounds,
+  sandbox: boolean,
+): Promise<LaunchedBrowser> {
   let playwright: typeof import('playwright-core')
   try {
     playwright = await import('playwright-core')
@@ -809,6 +835,7 @@ async function launchBrowser(executablePath: string, extraArgs: string[], egress
       host: '127.0.0.1',
       args: [...chromiumFlags(), ...bounds.flags, ...(gate ? EGRESS_FLAGS : []), ...extraArgs],
       ignoreDefaultArgs: IGNORED_DEFAULT_ARGS,
+      chromiumSandbox: sandbox,
       ...(gate ? { proxy: { server: gate.server } } : {}),
       timeout: 30_000,
     })

@@ -13,11 +13,12 @@
  * Only renderers (and the zygote that forks them) are bounded: they run the pages' code. The
  * browser, GPU and network processes are the engine's own and keep what they have.
  *
- * With Chromium's sandbox on, the zygote and the renderers are in their own user and PID
- * namespaces; /proc shows them under the browser with host PIDs, and the same calls apply:
- * prlimit(2) and setpriority(2) need only the same user and only lower a bound, and a process
- * in a user namespace cannot raise its limit back (that takes CAP_SYS_RESOURCE in the host's
- * namespace). Chromium's own sandbox only ever lowers RLIMIT_DATA, so the 2 GiB stays.
+ * With Chromium's sandbox on (the engine asks for it unless it runs as root), the zygote and
+ * the renderers are in their own user and PID namespaces; /proc shows them under the browser
+ * with host PIDs, and the same calls apply: prlimit(2) and setpriority(2) need only the same
+ * user and only lower a bound, and a process in a user namespace cannot raise its limit back
+ * (that takes CAP_SYS_RESOURCE in the host's namespace). Chromium's own sandbox only ever
+ * lowers RLIMIT_DATA, so the 2 GiB stays.
  * Tested with Chromium 150 on Linux 6.18, both as root with `--no-sandbox` and as an
  * unprivileged user with the namespace sandbox: the renderers' zygote and every renderer
  * forked from it have the 2 GiB limit; a page filling its heap crashes at 512 MiB and the job
