@@ -38,12 +38,12 @@ const MAX_ERROR_MESSAGE = 500
 const BUSY_FIRST_WAIT_MS = 10
 const BUSY_LONGEST_WAIT_MS = 1000
 /**
- * Most times one job is preempted; after that it keeps its worker to the end. Its first
- * enqueue time already bounds how long it can be put back (past its deadline it fails
- * `timeout` when next taken), but not how often: within that time each new tenant could
- * throw its render away again, and a job that would fit its deadline might never finish.
- * The cap bounds the work lost per job (three starts at most); the tenant waiting then
- * gets the next worker that frees, within one job deadline.
+ * Times a job is preempted before its token's other jobs are preferred. Its first enqueue
+ * time already bounds how long it can be put back (past its deadline it fails `timeout`
+ * when next taken); this spreads the work thrown away over the token's jobs. It is a
+ * preference, not a shield: when every job of a token holding two or more workers is past
+ * it, the newest is preempted anyway, because a token that holds every worker until its
+ * jobs' deadlines (a page that never settles) would otherwise make the others miss theirs.
  */
 const MAX_PREEMPTIONS = 2
 
@@ -203,7 +203,7 @@ export class JobQueue {
   /**
    * Every worker is busy and tokens with no job running are waiting: frees workers for
    * them from tokens that hold two or more, one job each, newest first. Never takes a
-   * token below one job, never a job already preempted MAX_PREEMPTIONS times.
+   * token below one job; a job preempted MAX_PREEMPTIONS times goes last.
    */
   #preemptForWaiting(): void {
     if (this.#closing || this.#running.size < this.#options.workers) return
@@ -215,11 +215,12 @@ export class JobQueue {
     // A worker already being freed goes to one of them: the fewest running wins it.
     for (let need = starving - pending; need > 0; need--) {
       // The token holding the most workers gives one up; of its jobs, the newest.
-      let victim: { id: string; entry: Running; held: number } | undefined
+      let victim: { id: string; entry: Running; held: number; spared: boolean } | undefined
       for (const [id, entry] of this.#running) {
         const held = counts.get(entry.tokenId) ?? 0
-        if (entry.preempted || held < 2 || (this.#preemptions.get(id) ?? 0) >= MAX_PREEMPTIONS) continue
-        if (!victim || held > victim.held || (held === victim.held && entry.seq > victim.entry.seq)) victim = { id, entry, held }
+        if (entry.preempted || held < 2) continue
+        const spared = (this.#preemptions.get(id) ?? 0) >= MAX_PREEMPTIONS
+        if (!victim || held > victim.held || (held === victim.held && ((victim.spared && !spared) || (victim.spared === spared && entry.seq > victim.entry.seq)))) victim = { id, entry, held, spared }
       }
       if (!victim) return
       const { id, entry } = victim

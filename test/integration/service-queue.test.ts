@@ -237,7 +237,7 @@ describe('JobQueue: a fair share of workers between tokens', () => {
     expect(lines).toContainEqual({ event: 'job_failed', job: 'a2', code: 'timeout' })
   })
 
-  it('a job is preempted at most twice; then the token gives up another of its jobs', async () => {
+  it('a job preempted twice goes last: the token gives up another of its jobs first', async () => {
     const { add, gate, lines, status, running } = setup()
     add('tok_a', 'a1')
     add('tok_a', 'a2')
@@ -264,5 +264,23 @@ describe('JobQueue: a fair share of workers between tokens', () => {
     gate.of('a2').release()
     await until(() => status('a1') === 'done' && status('a2') === 'done', 'a1 and a2 done')
     expect([startsOf(gate, 'a1'), startsOf(gate, 'a2')]).toEqual([2, 3])
+  })
+  it('a token whose every job was preempted twice still gives a worker up: the waiting token keeps its deadline', async () => {
+    const { add, gate, lines, running } = setup()
+    add('tok_a', 'a1')
+    add('tok_a', 'a2')
+    await until(() => running().length === 2, 'a1 and a2 rendering')
+    // Six tenants in turn, each with one job: a1 and a2 are each preempted three times or more.
+    for (const token of ['b', 'c', 'd', 'e', 'f', 'g']) {
+      const name = `${token}1`
+      add(`tok_${token}`, name)
+      await until(() => running().includes(name), `${name} rendering while tok_a holds two workers`)
+      gate.of(name).release()
+      await until(() => running().length === 2 && !running().includes(name), 'tok_a back on both workers')
+    }
+    const times = preempted(lines)
+    expect(times).toHaveLength(6)
+    expect(times.filter((id) => id === 'a1').length).toBeGreaterThanOrEqual(2)
+    expect(times.filter((id) => id === 'a2').length).toBeGreaterThanOrEqual(2)
   })
 })
