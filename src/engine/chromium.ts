@@ -785,13 +785,7 @@ function navigationError(error: unknown): string {
  */
 const EGRESS_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic']
 
-/**
- * A launched browser, the engine's handle on its process. Playwright launches Chromium with
- * `--disable-ipc-flooding-protection` (for its own tests' speed); without Chromium's flooding
- * protection a page that runs `history.pushState` or sets `location.hash` in a loop floods the
- * browser process and stalls every other context, so the engine keeps the protection: such a
- * page is throttled in its own renderer.
- */
+/** A launched browser, with the engine's hold on its process. */
 interface LaunchedBrowser {
   readonly browser: Browser
   /** Set once the engine stopped using it (it died, was killed, or the engine closed). */
@@ -804,6 +798,12 @@ interface LaunchedBrowser {
   close(): Promise<void>
 }
 
+/**
+ * Playwright launches Chromium with `--disable-ipc-flooding-protection` (for its own tests'
+ * speed). Without Chromium's flooding protection a page that runs `history.pushState` or sets
+ * `location.hash` in a loop floods the browser process and stalls every other context; with
+ * it, such a page is throttled in its own renderer.
+ */
 const IGNORED_DEFAULT_ARGS = ['--disable-ipc-flooding-protection']
 
 /**
@@ -858,10 +858,13 @@ async function launchBrowser(
       stop,
       async close() {
         stop()
-        await browser.close().catch(() => {})
         let timer: NodeJS.Timeout | undefined
+        const closing = (async () => {
+          await browser.close().catch(() => {})
+          await launched.close()
+        })()
         const closed = await Promise.race([
-          launched.close().then(
+          closing.then(
             () => true,
             () => false,
           ),
