@@ -93,6 +93,12 @@ export interface ChromiumEngineOptions {
    */
   rendererCpu?: { share?: number; seconds?: number }
   /**
+   * Load the page afresh at each viewport instead of resizing it after one load. Only a page
+   * whose scripts read the window size once, at load, needs it; it costs one more load per
+   * viewport. Default false.
+   */
+  freshLoadPerViewport?: boolean
+  /**
    * Engine events: `browser_crashed` (relaunched, the job tried once more), `renderer_crashed`,
    * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`,
    * `chromium_sandbox_unavailable` (the system gives Chromium no sandbox: it runs without).
@@ -398,26 +404,61 @@ class ChromiumCriticalCss implements ChromiumEngine {
     }
   }
 
+  /**
+   * One navigation per job: the page loads at the first viewport and is read there, then
+   * resized to each other viewport and read again (media queries and layout follow a
+   * resize). Questions come from the sheets the first viewport applies; a sheet only a
+   * later viewport applies (a script that adds one by width) makes the job ask every
+   * viewport again with the whole list, once.
+   */
   async #render(launched: LaunchedBrowser, input: EngineInput, attempt: Attempt): Promise<{ css: string }> {
     const deadline = input.deadline ?? Date.now() + DEFAULT_DEADLINE_MS
     const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
-    const opened = await Promise.allSettled(input.viewports.map((viewport) => this.#open(launched, input.url, viewport, remaining, attempt)))
-    const failure = opened.find((result) => result.status === 'rejected')
-    if (failure) throw failure.reason
-    const views = opened.map((result) => (result as PromiseFulfilledResult<LoadedView>).value)
-    const texts = await this.#stylesheetTexts(views, remaining())
-    const sheets = mergeSheetLists(await Promise.all(views.map((view) => appliedSheets(view, texts))))
-    const bytes = sheets.reduce((sum, sheet) => sum + sheet.text.length, 0)
-    // Past this, parsing holds the service's event loop for seconds and its memory for good: a clear failure instead.
-    if (bytes > MAX_STYLESHEET_CHARS) {
-      throw new EngineError('render_failed', `The page's stylesheets hold ${(bytes / 1024 / 1024).toFixed(1)} MiB of CSS, more than the ${MAX_STYLESHEET_CHARS / 1024 / 1024} MiB the engine parses.`)
+    const view = await this.#open(launched, input.url, input.viewports[0]!, remaining, attempt)
+    const pageUrl = view.page.url()
+    const texts = await this.#stylesheetTexts([view], remaining())
+    let sheets: KeyedSheet[] = []
+    let critical: CriticalCss | null = null
+    let answers: Answers[] = []
+    let restarted = false
+    for (let index = 0; index < input.viewports.length; index++) {
+      const viewport = input.viewports[index]!
+      const here =
+        index === 0 && answers.length === 0 && !restarted
+          ? view
+          : this.#options.freshLoadPerViewport
+            ? await this.#open(launched, input.url, viewport, remaining, attempt)
+            : { ...view, listed: await this.#resize(view.page, viewport, remaining) }
+      const applied = await appliedSheets(here, texts)
+      if (critical === null || (!restarted && applied.some((sheet) => !sheets.some((known) => known.key === sheet.key)))) {
+        sheets = mergeSheetLists([sheets, applied])
+        const bytes = sheets.reduce((sum, sheet) => sum + sheet.text.length, 0)
+        // Past this, parsing holds the service's event loop for seconds and its memory for good: a clear failure instead.
+        if (bytes > MAX_STYLESHEET_CHARS) {
+          throw new EngineError('render_failed', `The page's stylesheets hold ${(bytes / 1024 / 1024).toFixed(1)} MiB of CSS, more than the ${MAX_STYLESHEET_CHARS / 1024 / 1024} MiB the engine parses.`)
+        }
+        if (attempt.over) throw new EngineError('render_failed', 'The job ended.')
+        critical = this.#parsed(sheets, texts, pageUrl)
+        if (index > 0) {
+          // The viewports read so far were asked other questions: all of them again, from the first.
+          restarted = true
+          answers = []
+          index = -1
+          continue
+        }
+      }
+      answers.push(await ask(here, critical.questions))
     }
-    if (attempt.over) throw new EngineError('render_failed', 'The job ended.')
-    const critical = this.#parsed(sheets, texts, views[0]!.page.url())
-    const answers = await Promise.all(views.map((view) => ask(view, critical.questions)))
-    // Opened now, not earlier: they would compete with this job's pages for the CPU.
-    this.#refill(launched, input.viewports)
-    return { css: critical.css(answers) }
+    // Opened now, not earlier: it would compete with this job's page for the CPU.
+    this.#refill(launched, input.viewports.slice(0, 1))
+    return { css: critical!.css(answers) }
+  }
+
+  /** The page at another viewport, read again once its layout and scripts have seen the resize. */
+  async #resize(page: Page, viewport: Viewport, remaining: () => number): Promise<SettledPage> {
+    await page.setViewportSize(viewport)
+    await inPage(page, afterResize, undefined)
+    return await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
   }
 
   /**
@@ -754,6 +795,14 @@ function validatorOf(response: Response): string | null {
 function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
   const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
   return page.evaluate(source) as Promise<R>
+}
+
+/** In the page: two frames after a resize, so `resize` listeners and media-query handlers have run (at most 500 ms: a hidden page gets no frames). */
+function afterResize(): Promise<void> {
+  return new Promise((resolve) => {
+    setTimeout(resolve, 500)
+    requestAnimationFrame(() => requestAnimationFrame(() => resolve()))
+  })
 }
 
 /** In the page: in how many ms its `<meta http-equiv="refresh">` moves it to another URL, or null. */

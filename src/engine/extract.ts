@@ -47,9 +47,13 @@ export async function settle(input: { fontsMs: number; ignoreAttribute: string }
     if (sheet.ownerNode instanceof Element && sheet.ownerNode.hasAttribute(input.ignoreAttribute)) continue
     sheets.push({ href: sheet.href, media: sheet.media.mediaText, text: sheet.href === null ? (sheet.ownerNode?.textContent ?? '') : null })
   }
-  const freeze = document.createElement('style')
-  freeze.textContent = '*,*::before,*::after{animation:none!important;transition:none!important}'
-  document.documentElement.append(freeze)
+  // Marked like an inlined critical style, so a second read of the page (after a resize) does not list it.
+  if (!document.querySelector(`style[${input.ignoreAttribute}="freeze"]`)) {
+    const freeze = document.createElement('style')
+    freeze.setAttribute(input.ignoreAttribute, 'freeze')
+    freeze.textContent = '*,*::before,*::after{animation:none!important;transition:none!important}'
+    document.documentElement.append(freeze)
+  }
   window.scrollTo(0, 0)
   const fold = window.innerHeight
   const known = new Map<Element, boolean>()

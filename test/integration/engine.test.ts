@@ -125,6 +125,12 @@ beforeAll(async () => {
     '/css/c.css': '.x{color:blue}',
     '/css/d.css': '.x{color:navy}',
     '/missing.html': { body: 'gone', status: 404 },
+    // Classes set by script from the width, kept up to date on resize as responsive scripts do.
+    '/resized.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>.is-narrow .hero-title{color:olive}.is-wide .hero-title{color:navy}.is-narrow .below{color:olive}</style>
+<script>const mark=()=>{document.documentElement.className=innerWidth<600?'is-narrow':'is-wide'};mark();addEventListener('resize',mark)</script>`,
+      LAYOUT,
+    ),
   })
   site = await serveFiles(files)
   engine = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
@@ -195,6 +201,24 @@ describe('Chromium engine: what the first paint shows', () => {
     const css = await engine.generate({ url: `${site.origin}/stalled.html`, viewports: [DESKTOP], signal: AbortSignal.timeout(8000), deadline: Date.now() + 8000 }).then((r) => r.css)
     expect(css).toContain('.hero-title{font-family:Far,serif}')
     expect(css).toContain(`@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}`)
+  })
+})
+
+describe('Chromium engine: one load per job', () => {
+  it('reads every viewport of one load by resizing it, with the same CSS as a fresh load per viewport', async () => {
+    const fresh = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500, freshLoadPerViewport: true })
+    const loads = (path: string): number => site.requests.filter((request) => request === path).length
+    try {
+      for (const path of ['/index.html', '/fonts.html', '/media.html', '/blog/post.html', '/order.html', '/resized.html']) {
+        const before = loads(path)
+        const resized = await generate(path, [DESKTOP, MOBILE])
+        expect(loads(path) - before, `${path} loaded once for two viewports`).toBe(1)
+        expect(resized, path).toBe(await generate(path, [DESKTOP, MOBILE], fresh))
+        expect(loads(path) - before, `${path} loaded once more per viewport when fresh`).toBe(3)
+      }
+    } finally {
+      await fresh.close()
+    }
   })
 })
 
