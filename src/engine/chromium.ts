@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Browser, BrowserContext, CDPSession, Page, Response } from 'playwright-core'
+import type { Browser, BrowserContext, CDPSession, Page, Request, Response } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { EngineError, type EgressGate, type Engine, type EngineInput } from './engine.ts'
@@ -83,7 +83,11 @@ export interface ChromiumEngineOptions {
   egress?: () => Promise<EgressGate>
   /** Longest wait for the page's first response. Default 15 s (never past the job's deadline). */
   navigationTimeoutMs?: number
-  /** Longest wait for the load event after that: slow or unreachable subresources do not hold a job longer. Default 5 s. */
+  /**
+   * Longest wait for the page's own subresources after that (its stylesheets, and whatever
+   * it loads from its own origin). Other hosts' scripts, images and fonts are not waited for
+   * once those are in: a third-party host that does not answer holds no job. Default 5 s.
+   */
   loadTimeoutMs?: number
   /** Longest wait for web fonts after load. Default 2 s. */
   fontsTimeoutMs?: number
@@ -548,6 +552,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
     if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
     const responses = stylesheetResponses(page)
     const landed = mainDocument(page)
+    const inFlight = requestsInFlight(page)
     let response: Response | null
     try {
       response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs ?? 15_000, remaining()) })
@@ -566,7 +571,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
     for (let hop = 0; ; hop++) {
       try {
         // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
-        await page.waitForLoadState('load', { timeout: Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()) }).catch(() => {})
+        await ownResourcesIn(page, inFlight, Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()))
         const refreshMs = await inPage(page, metaRefreshDelay, undefined)
         if (refreshMs !== null && refreshMs <= MAX_REFRESH_WAIT_MS && hop < MAX_PAGE_HOPS) {
           // A refresh that is about to move the page: read the page it moves to.
@@ -711,6 +716,48 @@ function mainDocument(page: Page): { failure: string | null } {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame() && error !== 'net::ERR_ABORTED') state.failure = `a page that could not be loaded (${error})`
   })
   return state
+}
+
+/** The page's requests not yet finished or failed. */
+function requestsInFlight(page: Page): Set<Request> {
+  const pending = new Set<Request>()
+  page.on('request', (request) => pending.add(request))
+  page.on('requestfinished', (request) => pending.delete(request))
+  page.on('requestfailed', (request) => pending.delete(request))
+  return pending
+}
+
+/** How often, and for how long in a row, nothing of the page's own is in flight before it counts as loaded. */
+const QUIET_CHECK_MS = 25
+const QUIET_CHECKS = 3
+
+/**
+ * Waits, at most `waitMs`, until the page has what shapes its first screen: the `load`
+ * event, or, sooner, its document parsed with no stylesheet and nothing from its own
+ * origin in flight for a few checks in a row. Another host's script, image or font still
+ * loading does not hold it (its fonts are waited for, within their own bound, when read).
+ */
+async function ownResourcesIn(page: Page, inFlight: Set<Request>, waitMs: number): Promise<void> {
+  const origin = new URL(page.url()).origin
+  const own = (request: Request): boolean => request.resourceType() === 'stylesheet' || sameOrigin(request.url(), origin)
+  const stop = new AbortController()
+  const quiet = (async () => {
+    await page.waitForLoadState('domcontentloaded', { timeout: waitMs })
+    for (let calm = 0; calm < QUIET_CHECKS; ) {
+      await sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal })
+      calm = [...inFlight].some(own) ? 0 : calm + 1
+    }
+  })()
+  try {
+    await Promise.race([page.waitForLoadState('load', { timeout: waitMs }), quiet, sleep(waitMs, undefined, { signal: stop.signal })]).catch(() => {})
+  } finally {
+    stop.abort()
+    quiet.catch(() => {})
+  }
+}
+
+function sameOrigin(url: string, origin: string): boolean {
+  return URL.canParse(url) && new URL(url).origin === origin
 }
 
 function stylesheetResponses(page: Page): Map<string, Response> {

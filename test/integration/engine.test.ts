@@ -125,6 +125,11 @@ beforeAll(async () => {
     '/css/c.css': '.x{color:blue}',
     '/css/d.css': '.x{color:navy}',
     '/missing.html': { body: 'gone', status: 404 },
+    // The index page, with a script, an image and a font of another host that never answers.
+    '/third-party.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}.hero-title{font-family:Far,serif}</style><script async src="${blackHole.origin}/app.js"></script>`,
+      `${LAYOUT}<img src="${blackHole.origin}/logo.png" width="10" height="10">`,
+    ),
     // Classes set by script from the width, kept up to date on resize as responsive scripts do.
     '/resized.html': page(
       `<link rel="stylesheet" href="/css/site.css"><style>.is-narrow .hero-title{color:olive}.is-wide .hero-title{color:navy}.is-narrow .below{color:olive}</style>
@@ -227,6 +232,21 @@ describe('Chromium engine: failures', () => {
     const error = await generate('/missing.html').catch((e: unknown) => e)
     expect(error).toBeInstanceOf(EngineError)
     expect((error as EngineError).code).toBe('fetch_failed')
+  })
+
+  it('does not wait for another host that never answers once the page’s own resources are in: same CSS as the page without them', async () => {
+    // A load bound past the job's end: only not waiting for that host lets the job finish.
+    const patient = createChromiumEngine({ loadTimeoutMs: 120_000, fontsTimeoutMs: 500 })
+    try {
+      const run = (path: string): Promise<string> =>
+        patient.generate({ url: `${site.origin}${path}`, viewports: [DESKTOP, MOBILE], signal: AbortSignal.timeout(20_000), deadline: Date.now() + 120_000 }).then((r) => r.css)
+      const held = await run('/third-party.html')
+      expect(held).toContain('.hero-title{font-family:Far,serif}')
+      const plain = await run('/index.html')
+      expect(held.replace(/@font-face\{[^}]*\}|\.hero-title\{font-family:Far,serif\}/g, '')).toBe(plain)
+    } finally {
+      await patient.close()
+    }
   })
 
   it('follows a page that moves on by meta refresh or script before it is read, to the page it lands on', async () => {
