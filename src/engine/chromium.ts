@@ -568,20 +568,31 @@ class ChromiumCriticalCss implements ChromiumEngine {
     if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
     // A page may move on by meta refresh or script before it is read: the page it lands on
     // is the one a visitor sees, so it is followed, a few hops at most.
+    // Main-frame navigations so far: a read that saw one happen is of a page already gone, or not yet loaded.
+    let navigations = 0
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations++
+    })
     for (let hop = 0; ; hop++) {
       try {
+        const seen = navigations
         // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
         await ownResourcesIn(page, inFlight, Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()))
+        if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
         const refreshMs = await inPage(page, metaRefreshDelay, undefined)
         if (refreshMs !== null && refreshMs <= MAX_REFRESH_WAIT_MS && hop < MAX_PAGE_HOPS) {
           // A refresh that is about to move the page: read the page it moves to.
-          const moved = await page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: Math.min(refreshMs + 2000, remaining()) }).then(
-            () => true,
-            () => false,
-          )
+          const moved =
+            navigations !== seen ||
+            (await page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: Math.min(refreshMs + 2000, remaining()) }).then(
+              () => true,
+              () => false,
+            ))
           if (moved) continue
         }
         const listed = await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+        // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
+        if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
         // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
         if (landed.failure) {
           if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
