@@ -59,6 +59,13 @@ export function contentTypeOf(file: string): string {
 const EXTENSION = /\.[a-z0-9]+$/i
 
 /**
+ * The build does not change while it is served, and each build gets a server on a new port
+ * (a new origin, so nothing cached outlives it): the browser may keep what it fetched, and
+ * pages sharing a stylesheet or a font load it once.
+ */
+const BUILD_CACHE_CONTROL = 'private, max-age=3600'
+
+/**
  * The output files a request path below `prefix` may be, most likely first: a file with an
  * extension is itself, any other path is also the pages it may name. Null outside the
  * prefix, or for a path that climbs out of it.
@@ -113,7 +120,7 @@ export async function serveBuild(output: BuildOutput, base: string): Promise<Bui
       return
     }
     const body = typeof found.body === 'string' ? Buffer.from(found.body) : found.body
-    res.writeHead(200, { 'content-type': contentTypeOf(found.file), 'content-length': body.byteLength, 'cache-control': 'no-store' })
+    res.writeHead(200, { 'content-type': contentTypeOf(found.file), 'content-length': body.byteLength, 'cache-control': BUILD_CACHE_CONTROL })
     res.end(req.method === 'HEAD' ? undefined : body)
   }
   const server = createServer((req, res) => {

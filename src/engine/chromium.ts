@@ -103,6 +103,12 @@ export interface ChromiumEngineOptions {
    */
   freshLoadPerViewport?: boolean
   /**
+   * Pages kept warm between jobs, across tenants (the least recently used goes first). A job
+   * of a tenant with a warm page skips opening a context, and gets its HTTP cache; the page is
+   * cleared between jobs. The service passes one more than its workers. Default 3.
+   */
+  warmPages?: number
+  /**
    * Engine events: `browser_crashed` (relaunched, the job tried once more), `renderer_crashed`,
    * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`,
    * `chromium_sandbox_unavailable` (the system gives Chromium no sandbox: it runs without).
@@ -132,6 +138,11 @@ const SHEET_CACHE_SIZE = 16
 const BODY_CACHE_SIZE = 64
 /** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
 const MAX_SPARE_PAGES = 4
+const DEFAULT_WARM_PAGES = 3
+/** Jobs one warm page serves before it is closed and a fresh one opened: what a renderer keeps between pages adds up. */
+const MAX_WARM_USES = 50
+/** Longest a warm page may take to be cleared; one that takes longer (a page that will not let go) is closed instead. */
+const CLEAR_TIMEOUT_MS = 2000
 const DEFAULT_DEADLINE_MS = 60_000
 /** Navigations after the first load (meta refresh, `location` by script) followed before a page is given up on. */
 const MAX_PAGE_HOPS = 3
@@ -184,6 +195,8 @@ class ChromiumCriticalCss implements ChromiumEngine {
   readonly #bodies = new Map<string, FetchedSheet>()
   /** Tagged with their browser up front: a dead browser's pending pages never settle. */
   #spares: { launched: LaunchedBrowser; viewport: Viewport; ready: Promise<Spare | null> }[] = []
+  /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
+  #warm: { launched: LaunchedBrowser; tenant: string; ready: Promise<Spare | null> }[] = []
 
   constructor(executablePath: string, options: ChromiumEngineOptions) {
     this.#executablePath = executablePath
@@ -216,9 +229,10 @@ class ChromiumCriticalCss implements ChromiumEngine {
     const browser = this.#browser
     this.#browser = null
     this.#launched = null
-    const spares = this.#spares
+    const kept = [...this.#spares, ...this.#warm]
     this.#spares = []
-    for (const spare of spares) void spare.ready.then((ready) => ready && this.#discard(ready))
+    this.#warm = []
+    for (const spare of kept) void spare.ready.then((ready) => ready && this.#discard(ready))
     const launched = await browser?.catch(() => null)
     if (!launched) return
     // Not an unresponsive browser to report: it is closed, or killed when it does not close in time.
@@ -313,9 +327,29 @@ class ChromiumCriticalCss implements ChromiumEngine {
     this.#forget(launched)
   }
 
-  /** A fresh context and page: a spare opened ahead when one is ready (one of this viewport's size first), else a new one. */
-  async #page(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
+  /**
+   * The tenant's warm page when it has one, else a fresh context and page: a spare opened ahead
+   * when one is ready (one of this viewport's size first), else a new one.
+   */
+  async #page(launched: LaunchedBrowser, viewport: Viewport, tenant: string | undefined): Promise<Spare> {
     if (launched.dead) throw new BrowserGone()
+    const spare = (tenant === undefined ? null : await this.#warmPage(launched, tenant)) ?? (await this.#freshPage(launched, viewport))
+    spare.tenant = tenant ?? null
+    spare.uses++
+    return spare
+  }
+
+  async #warmPage(launched: LaunchedBrowser, tenant: string): Promise<Spare | null> {
+    this.#warm = this.#warm.filter((warm) => warm.launched === launched)
+    const at = this.#warm.findIndex((warm) => warm.tenant === tenant)
+    if (at < 0) return null
+    const taken = await this.#warm.splice(at, 1)[0]!.ready
+    if (taken && !taken.crashed && !taken.page.isClosed() && !launched.dead) return taken
+    if (taken) void this.#discard(taken)
+    return null
+  }
+
+  async #freshPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
     this.#spares = this.#spares.filter((spare) => spare.launched === launched)
     const fits = this.#spares.findIndex((spare) => sameSize(spare.viewport, viewport))
     const taken = await this.#spares.splice(fits >= 0 ? fits : 0, 1)[0]?.ready
@@ -352,12 +386,67 @@ class ChromiumCriticalCss implements ChromiumEngine {
         })(),
       )
       const { context, page } = await opened
-      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null }
+      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null, tenant: null, uses: 0, origins: new Set(), session: null }
       page.once('crash', () => (spare.crashed = true))
       return spare
     } catch (error) {
       gate?.close()
       throw error
+    }
+  }
+
+  /**
+   * Keeps a finished job's page for its tenant's next job, cleared of what the job's pages left
+   * behind. Past the warm bound the least recently used page is closed.
+   */
+  #park(spare: Spare): void {
+    const { launched, tenant } = spare
+    if (tenant === null || this.#closed || launched.dead || this.#launched !== launched || spare.crashed || spare.uses >= MAX_WARM_USES) {
+      void this.#discard(spare)
+      return
+    }
+    spare.viewport = spare.page.viewportSize() ?? spare.viewport
+    // The job's own listeners go with it; the crash flag stays.
+    spare.page.removeAllListeners()
+    spare.page.once('crash', () => (spare.crashed = true))
+    const ready = this.#cleared(spare).then((cleared) => {
+      if (cleared) return spare
+      void this.#discard(spare)
+      return null
+    })
+    this.#warm.push({ launched, tenant, ready })
+    const over = this.#warm.splice(0, Math.max(0, this.#warm.length - (this.#options.warmPages ?? DEFAULT_WARM_PAGES)))
+    for (const warm of over) void warm.ready.then((ready) => ready && this.#discard(ready))
+  }
+
+  /**
+   * Clears what a page can leave for the next job of its tenant: popups, session storage,
+   * the page itself (about:blank), `window.name`, cookies, permissions, and every origin's
+   * local storage, IndexedDB, Cache Storage and service workers. The HTTP cache stays: it is
+   * the tenant's own. `history.length` is not cleared. False when it could not be done in time.
+   */
+  async #cleared(spare: Spare): Promise<boolean> {
+    const { context, page } = spare
+    const clearing = (async () => {
+      await Promise.all(context.pages().map((other) => (other === page ? null : other.close())))
+      // Session storage belongs to the tab, per origin: cleared by each frame before the page leaves.
+      await Promise.all(page.frames().map((frame) => frame.evaluate('try { sessionStorage.clear() } catch {}').catch(() => {})))
+      await page.goto('about:blank')
+      await page.evaluate("window.name = ''")
+      await context.clearCookies()
+      await context.clearPermissions()
+      spare.session ??= await context.newCDPSession(page)
+      for (const origin of spare.origins) await spare.session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })
+      spare.origins.clear()
+      spare.gate?.reset()
+      return true
+    })()
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLEAR_TIMEOUT_MS)))
+    try {
+      return await Promise.race([clearing.catch(() => false), late])
+    } finally {
+      clearTimeout(timer)
     }
   }
 
@@ -377,8 +466,9 @@ class ChromiumCriticalCss implements ChromiumEngine {
       this.#launched = null
       this.#browser = null
     }
-    const gone = this.#spares.filter((spare) => spare.launched === launched)
+    const gone = [...this.#spares, ...this.#warm].filter((spare) => spare.launched === launched)
     this.#spares = this.#spares.filter((spare) => spare.launched !== launched)
+    this.#warm = this.#warm.filter((spare) => spare.launched !== launched)
     for (const spare of gone) void spare.ready.then((ready) => ready && this.#discard(ready))
   }
 
@@ -389,7 +479,10 @@ class ChromiumCriticalCss implements ChromiumEngine {
    * loading, and nothing waits for a call the browser does not answer.
    */
   async #attempt(launched: LaunchedBrowser, input: EngineInput): Promise<{ css: string }> {
-    const attempt = new Attempt((spare) => this.#discard(spare))
+    const attempt = new Attempt(
+      (spare) => this.#discard(spare),
+      (spare) => this.#park(spare),
+    )
     const onAbort = (): void => attempt.fail(input.signal.reason)
     const onGone = (): void => attempt.fail(new BrowserGone())
     input.signal.addEventListener('abort', onAbort, { once: true })
@@ -418,7 +511,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
   async #render(launched: LaunchedBrowser, input: EngineInput, attempt: Attempt): Promise<{ css: string }> {
     const deadline = input.deadline ?? Date.now() + DEFAULT_DEADLINE_MS
     const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
-    const view = await this.#open(launched, input.url, input.viewports[0]!, remaining, attempt)
+    const view = await this.#open(launched, input.url, input.viewports[0]!, remaining, attempt, input.tenant)
     const pageUrl = view.page.url()
     const texts = await this.#stylesheetTexts([view], remaining())
     let sheets: KeyedSheet[] = []
@@ -431,7 +524,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
         index === 0 && answers.length === 0 && !restarted
           ? view
           : this.#options.freshLoadPerViewport
-            ? await this.#open(launched, input.url, viewport, remaining, attempt)
+            ? await this.#open(launched, input.url, viewport, remaining, attempt, undefined)
             : { ...view, listed: await this.#resize(view.page, viewport, remaining) }
       const applied = await appliedSheets(here, texts)
       if (critical === null || (!restarted && applied.some((sheet) => !sheets.some((known) => known.key === sheet.key)))) {
@@ -453,9 +546,12 @@ class ChromiumCriticalCss implements ChromiumEngine {
       }
       answers.push(await ask(here, critical.questions))
     }
+    const css = critical!.css(answers)
+    // The tenant's next job starts on this page, cleared; a tenant with none starts on a spare.
+    if (input.tenant !== undefined) attempt.keep(view.spare)
     // Opened now, not earlier: it would compete with this job's page for the CPU.
     this.#refill(launched, input.viewports.slice(0, 1))
-    return { css: critical!.css(answers) }
+    return { css }
   }
 
   /** The page at another viewport, read again once its layout and scripts have seen the resize. */
@@ -528,11 +624,16 @@ class ChromiumCriticalCss implements ChromiumEngine {
     return critical
   }
 
-  async #open(launched: LaunchedBrowser, url: string, viewport: Viewport, remaining: () => number, attempt: Attempt): Promise<LoadedView> {
-    const spare = await this.#page(launched, viewport)
+  async #open(launched: LaunchedBrowser, url: string, viewport: Viewport, remaining: () => number, attempt: Attempt, tenant: string | undefined): Promise<LoadedView> {
+    const spare = await this.#page(launched, viewport, tenant)
     attempt.add(spare)
     if (attempt.over) throw new EngineError('render_failed', 'The job ended.')
     const { page, gate, viewport: opened } = spare
+    spare.viewport = viewport
+    // What the page stores is kept per origin: every origin it reaches is cleared after the job.
+    page.on('request', (request) => {
+      if (/^https?:/.test(request.url())) spare.origins.add(new URL(request.url()).origin)
+    })
     let crashed = false
     page.on('crash', () => {
       crashed = true
@@ -598,7 +699,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
           if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
           throw new EngineError('fetch_failed', `The page moved on to ${landed.failure}.`)
         }
-        return { page, listed, responses }
+        return { spare, page, listed, responses }
       } catch (error) {
         const death = died()
         if (death) throw death
@@ -621,6 +722,14 @@ interface Spare {
   crashed: boolean
   /** Set once it is being closed. */
   closing: Promise<void> | null
+  /** The tenant whose jobs it serves, once one took it: it never serves another. */
+  tenant: string | null
+  /** Jobs it served. */
+  uses: number
+  /** Origins its pages reached since it was last cleared. */
+  origins: Set<string>
+  /** Its page's DevTools session, for clearing what the page stored; opened when first needed. */
+  session: CDPSession | null
 }
 
 /** The contexts of one try at a job, and the way it ends early. */
@@ -631,10 +740,13 @@ class Attempt {
   workerMessages = 0
   #over = false
   #end!: (reason: unknown) => void
+  #kept: Spare | null = null
   readonly #discard: (spare: Spare) => Promise<void>
+  readonly #release: (spare: Spare) => void
 
-  constructor(discard: (spare: Spare) => Promise<void>) {
+  constructor(discard: (spare: Spare) => Promise<void>, release: (spare: Spare) => void) {
     this.#discard = discard
+    this.#release = release
     this.ended = new Promise<never>((_, reject) => (this.#end = reject))
     this.ended.catch(() => {})
   }
@@ -649,19 +761,30 @@ class Attempt {
     else this.contexts.push(spare)
   }
 
+  /** The page to hand back at the end instead of closing it: the job is done with it. */
+  keep(spare: Spare): void {
+    if (!this.#over) this.#kept = spare
+  }
+
   /** Ends the attempt with `reason` (the first one counts) and closes its contexts: their loading stops there. */
   fail(reason: unknown): void {
+    this.#kept = null
     this.#end(reason)
     this.close()
   }
 
   close(): void {
+    if (this.#over) return
     this.#over = true
-    for (const spare of this.contexts) void this.#discard(spare)
+    for (const spare of this.contexts) {
+      if (spare === this.#kept) this.#release(spare)
+      else void this.#discard(spare)
+    }
   }
 }
 
 interface LoadedView {
+  spare: Spare
   page: Page
   listed: SettledPage
   /** Stylesheet responses by every URL of their redirect chain; bodies are read once per job, when needed. */

@@ -8,6 +8,12 @@ export interface EngineInput {
   signal: AbortSignal
   /** When the job's time is up (epoch ms): an engine sizes its own waits to finish before it. */
   deadline?: number
+  /**
+   * Whose job it is (the service passes the token). Jobs of one tenant may reuse a warm page,
+   * cleared between them; jobs of different tenants never share a browser context. Without
+   * one, every job gets a fresh context.
+   */
+  tenant?: string
 }
 
 export interface Engine {
@@ -33,6 +39,8 @@ export interface EgressGate {
   readonly server: string
   /** Why it refused one of the context's connections, the first time it did. */
   readonly refused: string | null
+  /** Starts a new job's record: `refused` is null again (a warm context's gate serves one job after another). */
+  reset(): void
   /** Cuts every connection made through it. */
   close(): void
 }

@@ -53,6 +53,10 @@ class Gate implements EgressGate {
     this.refused ??= reason
   }
 
+  reset(): void {
+    this.refused = null
+  }
+
   close(): void {
     this.#listener.close()
     for (const connection of this.#connections) connection.destroy()

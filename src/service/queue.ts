@@ -277,7 +277,7 @@ export class JobQueue {
       // Aborted while its processing write waited on a busy store: the engine is not started.
       signal.throwIfAborted()
       await this.#options.beforeRun?.(job, signal)
-      const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt }), signal)
+      const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId }), signal)
       const finished = now()
       const cssBytes = Buffer.byteLength(css)
       return {

@@ -75,6 +75,7 @@ export interface RunningService {
 }
 
 const CLOSE_GRACE_MS = 10_000
+const DEFAULT_WORKERS = 2
 const SHUTDOWN_RETRY_AFTER_S = 5
 
 /** The id `token list` shows: derived from the hash, so the same token keeps its id. */
@@ -107,9 +108,9 @@ async function openStore(dataDir: string | undefined): Promise<Store> {
  * connections leave through `egress` (the network policy's proxy); without one (the
  * embedded mode, everything allowed) it connects directly.
  */
-async function defaultEngine(egress: EgressProxy | null, log: (line: Record<string, unknown>) => void): Promise<Engine> {
+async function defaultEngine(egress: EgressProxy | null, workers: number, log: (line: Record<string, unknown>) => void): Promise<Engine> {
   const { createChromiumEngine } = await import('../engine/chromium.ts')
-  return createChromiumEngine({ ...(egress ? { egress: () => egress.open() } : {}), log })
+  return createChromiumEngine({ ...(egress ? { egress: () => egress.open() } : {}), warmPages: workers + 1, log })
 }
 
 function send(res: ServerResponse, answer: ApiAnswer): void {
@@ -183,7 +184,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const egress = options.engine || allowPrivateNetworks ? null : createEgressProxy(policy, safeLog)
   let engine: Engine
   try {
-    engine = options.engine ?? (await defaultEngine(egress, safeLog))
+    engine = options.engine ?? (await defaultEngine(egress, options.workers ?? DEFAULT_WORKERS, safeLog))
   } catch (error) {
     store.close()
     await egress?.close()
@@ -212,7 +213,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const queue = new JobQueue({
     store,
     engine,
-    workers: options.workers ?? 2,
+    workers: options.workers ?? DEFAULT_WORKERS,
     jobTimeoutMs: options.jobTimeoutMs ?? 60_000,
     maxQueuedPerToken: options.maxQueuedPerToken ?? 1_000,
     maxQueued: options.maxQueued ?? 10_000,

@@ -47,6 +47,9 @@ body{margin:0;font:16px/1.5 sans-serif}
 .toast{position:fixed;bottom:0;right:0}
 .nowhere{color:red}`
 
+/** What a page can leave for the next job in its browser context. */
+const LEFT_BEHIND = ['cookie', 'local', 'session', 'name', 'permission', 'indexeddb', 'cache', 'worker', 'error']
+
 let site: StaticServer
 let other: StaticServer
 let blackHole: StaticServer
@@ -54,8 +57,10 @@ let engine: ChromiumEngine
 
 const files: Record<string, string | ServedFile> = {}
 
-function generate(path: string, viewports = [DESKTOP], target: ChromiumEngine = engine): Promise<string> {
-  return target.generate({ url: `${site.origin}${path}`, viewports, signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000 }).then((r) => r.css)
+function generate(path: string, viewports = [DESKTOP], target: ChromiumEngine = engine, tenant?: string): Promise<string> {
+  return target
+    .generate({ url: `${site.origin}${path}`, viewports, signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000, ...(tenant === undefined ? {} : { tenant }) })
+    .then((r) => r.css)
 }
 
 /** Every style rule's selector list, in output order. */
@@ -136,6 +141,44 @@ beforeAll(async () => {
 <script>const mark=()=>{document.documentElement.className=innerWidth<600?'is-narrow':'is-wide'};mark();addEventListener('resize',mark)</script>`,
       LAYOUT,
     ),
+    // Says what an earlier job left (a class per trace on <html>, each with a rule above the
+    // fold), then leaves all of it behind: storage of every kind, a popup, an alert, a name.
+    '/leave.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>${LEFT_BEHIND.map((trace) => `.seen-${trace} .hero-title{outline:1px solid red}`).join('')}</style>
+<script>
+const seen = [];
+if (document.cookie.includes('left=1')) seen.push('cookie');
+if (localStorage.getItem('left')) seen.push('local');
+if (sessionStorage.getItem('left')) seen.push('session');
+if (window.name === 'left') seen.push('name');
+if (Notification.permission !== 'default') seen.push('permission');
+const checks = Promise.all([
+  indexedDB.databases().then((dbs) => { if (dbs.some((db) => db.name === 'left')) seen.push('indexeddb'); }),
+  caches.keys().then((keys) => { if (keys.includes('left')) seen.push('cache'); }),
+  navigator.serviceWorker ? navigator.serviceWorker.getRegistrations().then((found) => { if (found.length) seen.push('worker'); }) : null,
+]).catch(() => seen.push('error'));
+document.write('<link rel="stylesheet" href="/css/slow.css">');
+checks.then(() => {
+  document.documentElement.className = seen.map((trace) => 'seen-' + trace).join(' ');
+  document.cookie = 'left=1; max-age=3600';
+  localStorage.setItem('left', '1');
+  sessionStorage.setItem('left', '1');
+  window.name = 'left';
+  indexedDB.open('left').onsuccess = (event) => event.target.result.close();
+  caches.open('left');
+  navigator.serviceWorker?.register('/sw.js').catch(() => {});
+  Notification.requestPermission().catch(() => {});
+  window.open('/index.html');
+  alert('left');
+});
+</script>`,
+      LAYOUT,
+    ),
+    '/css/slow.css': { body: '.hero{min-height:1px}', hold: () => sleep(150) },
+    '/sw.js': { body: 'self.addEventListener("fetch", () => {})', type: 'text/javascript' },
+    // Kept by the browser for an hour: a context that fetched it once does not fetch it again.
+    '/css/kept.css': { body: SITE_CSS, cacheControl: 'max-age=3600' },
+    '/kept.html': page('<link rel="stylesheet" href="/css/kept.css">', LAYOUT),
   })
   site = await serveFiles(files)
   engine = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
@@ -223,6 +266,40 @@ describe('Chromium engine: one load per job', () => {
       }
     } finally {
       await fresh.close()
+    }
+  })
+})
+
+describe('Chromium engine: warm pages per tenant', () => {
+  it('the next job of a tenant sees nothing the last one left: storage, cookies, name, popup, alert, permission', async () => {
+    const warm = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
+    try {
+      const first = await generate('/leave.html', [DESKTOP], warm, 'tenant-a')
+      expect(first).toContain('.hero-title')
+      expect(first).not.toMatch(/seen-/)
+      for (let job = 0; job < 3; job++) expect(await generate('/leave.html', [DESKTOP], warm, 'tenant-a')).toBe(first)
+      // Another tenant, in its own context, sees nothing either.
+      expect(await generate('/leave.html', [DESKTOP], warm, 'tenant-b')).toBe(first)
+    } finally {
+      await warm.close()
+    }
+  })
+
+  it('keeps a tenant’s HTTP cache between its jobs and never shares it with another tenant', async () => {
+    const warm = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
+    const fetches = (): number => site.requests.filter((path) => path === '/css/kept.css').length
+    try {
+      const before = fetches()
+      const css = await generate('/kept.html', [DESKTOP], warm, 'tenant-a')
+      expect(await generate('/kept.html', [DESKTOP, MOBILE], warm, 'tenant-a')).toContain('.hero-title')
+      expect(fetches() - before).toBe(1)
+      expect(await generate('/kept.html', [DESKTOP], warm, 'tenant-b')).toBe(css)
+      expect(fetches() - before).toBe(2)
+      // Without a tenant every job gets a fresh context.
+      await generate('/kept.html', [DESKTOP], warm)
+      expect(fetches() - before).toBe(3)
+    } finally {
+      await warm.close()
     }
   })
 })
