@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Browser, BrowserContext, CDPSession, Page, Request, Response } from 'playwright-core'
-import type { Viewport } from '../contract/api-contract.ts'
+import { DEFAULT_VIEWPORTS, type Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { EngineError, type EgressGate, type Engine, type EngineInput } from './engine.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
@@ -196,7 +196,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
   /** Tagged with their browser up front: a dead browser's pending pages never settle. */
   #spares: { launched: LaunchedBrowser; viewport: Viewport; ready: Promise<Spare | null> }[] = []
   /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
-  #warm: { launched: LaunchedBrowser; tenant: string; ready: Promise<Spare | null> }[] = []
+  #warm: { launched: LaunchedBrowser; tenant: string; ready: Promise<Spare | null>; cleared: boolean }[] = []
 
   constructor(executablePath: string, options: ChromiumEngineOptions) {
     this.#executablePath = executablePath
@@ -221,7 +221,9 @@ class ChromiumCriticalCss implements ChromiumEngine {
   }
 
   async ready(): Promise<void> {
-    await this.#launch()
+    const launched = await this.#launch()
+    // The first jobs find their pages open: a page's renderer takes a while to start.
+    this.#refill(launched, [DEFAULT_VIEWPORTS[0]!, DEFAULT_VIEWPORTS[0]!])
   }
 
   async close(): Promise<void> {
@@ -341,7 +343,9 @@ class ChromiumCriticalCss implements ChromiumEngine {
 
   async #warmPage(launched: LaunchedBrowser, tenant: string): Promise<Spare | null> {
     this.#warm = this.#warm.filter((warm) => warm.launched === launched)
-    const at = this.#warm.findIndex((warm) => warm.tenant === tenant)
+    // One already cleared first: the tenant's page of the job that just ended is still being cleared.
+    const cleared = this.#warm.findIndex((warm) => warm.tenant === tenant && warm.cleared)
+    const at = cleared >= 0 ? cleared : this.#warm.findIndex((warm) => warm.tenant === tenant)
     if (at < 0) return null
     const taken = await this.#warm.splice(at, 1)[0]!.ready
     if (taken && !taken.crashed && !taken.page.isClosed() && !launched.dead) return taken
@@ -409,12 +413,14 @@ class ChromiumCriticalCss implements ChromiumEngine {
     // The job's own listeners go with it; the crash flag stays.
     spare.page.removeAllListeners()
     spare.page.once('crash', () => (spare.crashed = true))
-    const ready = this.#cleared(spare).then((cleared) => {
+    const warm = { launched, tenant, ready: Promise.resolve<Spare | null>(null), cleared: false }
+    warm.ready = this.#cleared(spare).then((cleared) => {
+      warm.cleared = true
       if (cleared) return spare
       void this.#discard(spare)
       return null
     })
-    this.#warm.push({ launched, tenant, ready })
+    this.#warm.push(warm)
     const over = this.#warm.splice(0, Math.max(0, this.#warm.length - (this.#options.warmPages ?? DEFAULT_WARM_PAGES)))
     for (const warm of over) void warm.ready.then((ready) => ready && this.#discard(ready))
   }
@@ -431,13 +437,18 @@ class ChromiumCriticalCss implements ChromiumEngine {
       await Promise.all(context.pages().map((other) => (other === page ? null : other.close())))
       // Session storage belongs to the tab, per origin: cleared by each frame before the page leaves.
       await Promise.all(page.frames().map((frame) => frame.evaluate('try { sessionStorage.clear() } catch {}').catch(() => {})))
-      await page.goto('about:blank')
-      await page.evaluate("window.name = ''")
-      await context.clearCookies()
-      await context.clearPermissions()
+      // Committed is enough: the old document and its scripts are gone.
+      await page.goto('about:blank', { waitUntil: 'commit' })
       spare.session ??= await context.newCDPSession(page)
-      for (const origin of spare.origins) await spare.session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })
+      const session = spare.session
+      const origins = [...spare.origins]
       spare.origins.clear()
+      await Promise.all([
+        page.evaluate("window.name = ''"),
+        context.clearCookies(),
+        context.clearPermissions(),
+        ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+      ])
       spare.gate?.reset()
       return true
     })()
