@@ -13,13 +13,15 @@
  *
  * Ours inlines the union CSS of one run for both viewports; beasties is viewport-less (one
  * result per page); penthouse runs once per viewport, on the system Chromium, with the
- * page's CSS rebased as `critical` hands it over, two ways: as the issue measured it (its
- * `getBrowser` launches the browser for the call, penthouse closes it after: its default
- * life cycle, 535–977 ms per page and viewport on the issue's machine) and kept warm (its
- * `unstableKeepBrowserAlive`: one page navigated from call to call, no isolation). The
- * speed target is judged against the first; the second is printed beside it.
+ * page's CSS rebased as `critical` hands it over, two ways: its default life cycle (its
+ * `getBrowser` launches the browser for the call, penthouse closes it after) and kept warm
+ * (its `unstableKeepBrowserAlive`: one page navigated from call to call, no isolation).
+ * Ours runs every job as one tenant (a token), as the service does: its warm page, cleared
+ * between jobs. Both penthouse columns are printed; the speed target is judged against
+ * penthouse at its fastest, kept warm.
  * Targets on every page and viewport: differing pixels ≤ noise + 0.1 %; union bytes below
- * beasties' and ≤ 1.15 × penthouse's larger single-viewport result; ≥ 2× penthouse's speed.
+ * beasties' and ≤ 1.15 × penthouse's larger single-viewport result; speed ≥ 2× penthouse
+ * kept warm on the median, and never slower than it on any page and viewport.
  *
  *   npm run bench:quality
  *   BENCH_SITES=startbootstrap-creative,html5-boilerplate BENCH_PAGES=3 npm run bench:quality
@@ -102,6 +104,9 @@ async function attempt<T>(label: string, run: () => Promise<T>): Promise<T | nul
   }
 }
 
+/** One tenant for every job of the run, as one token's jobs are in the service. */
+const TENANT = 'bench'
+
 /** Ours, with no network guard (the corpus is on loopback) and the same offline flag as every browser here. */
 function createEngine(): Engine | null {
   if (process.env.BENCH_ENGINE === 'none') return null
@@ -110,7 +115,7 @@ function createEngine(): Engine | null {
 
 async function generate(engine: Engine, url: string, viewports: Viewport[]): Promise<Timed> {
   const began = performance.now()
-  const { css } = await engine.generate({ url, viewports, signal: AbortSignal.timeout(60_000) })
+  const { css } = await engine.generate({ url, viewports, signal: AbortSignal.timeout(60_000), tenant: TENANT })
   return { css, ms: performance.now() - began }
 }
 
@@ -346,18 +351,29 @@ if (engine) {
       }),
     ),
     check(
-      `ours: ≥ ${SPEEDUP}× penthouse's speed per page and viewport`,
+      `ours: never slower than penthouse kept warm, per page and viewport`,
       rows.map((row) => {
-        const { ours, penthouse: theirs } = row.ms
+        const { ours } = row.ms
+        const theirs = row.penthouseWarm
         if (ours === null || theirs === null) return { ok: false, score: 0, text: `${where(row)}: failed` }
-        return { ok: theirs / ours >= SPEEDUP, score: theirs / ours, text: `${where(row)}: ${ours.toFixed(0)} ms vs ${theirs.toFixed(0)} ms (${(theirs / ours).toFixed(1)}×)` }
+        return { ok: theirs / ours >= 1, score: theirs / ours, text: `${where(row)}: ${ours.toFixed(0)} ms vs ${theirs.toFixed(0)} ms (${(theirs / ours).toFixed(1)}×)` }
       }),
       false,
     ),
   )
 }
-/** Ours against penthouse at its fastest: printed, not a target (see the header). */
+/** Ours against penthouse at its fastest, and against its default life cycle. */
 const warmRatios = rows.flatMap((row) => (row.ms.ours === null || row.penthouseWarm === null ? [] : [row.penthouseWarm / row.ms.ours]))
+const defaultRatios = rows.flatMap((row) => (row.ms.ours === null || row.ms.penthouse === null ? [] : [row.ms.penthouse / row.ms.ours]))
+if (engine) {
+  const middle = median(warmRatios)
+  checks.push({
+    target: `ours: ≥ ${SPEEDUP}× penthouse kept warm, median over pages and viewports`,
+    passed: middle !== null && middle >= SPEEDUP ? 1 : 0,
+    total: 1,
+    worst: middle === null ? 'failed' : `median ${middle.toFixed(2)}× (default life cycle: median ${median(defaultRatios)?.toFixed(2) ?? '—'}×)`,
+  })
+}
 checks.push(pixelCheck('beasties'), pixelCheck('penthouse'))
 
 console.log(`\nTargets${engine ? '' : ' (ours not run)'}; the peers’ pixel figures for reference`)
@@ -379,8 +395,8 @@ for (const [tool, shot] of worst) {
 if (warmRatios.length) {
   console.log(
     `\nBeside penthouse kept warm (unstableKeepBrowserAlive: one page reused from call to call, page JS off), ours runs at ` +
-      `${Math.min(...warmRatios).toFixed(1)}–${Math.max(...warmRatios).toFixed(1)}× its speed (median ${median(warmRatios)!.toFixed(1)}×): ` +
-      `our jobs start a fresh browser context, so a fresh renderer, per job and viewport.`,
+      `${Math.min(...warmRatios).toFixed(1)}–${Math.max(...warmRatios).toFixed(1)}× its speed (median ${median(warmRatios)!.toFixed(1)}×); ` +
+      `beside its default life cycle, ${Math.min(...defaultRatios).toFixed(1)}–${Math.max(...defaultRatios).toFixed(1)}× (median ${median(defaultRatios)!.toFixed(1)}×).`,
   )
 }
 console.log(`Worst case per tool (full CSS, critical only, diff): ${SHOTS_DIR}`)
