@@ -178,6 +178,9 @@ const QUIET_PAGE_SCRIPT = `(() => {
   addEventListener('unhandledrejection', (event) => event.preventDefault());
 })();`
 
+/** Runs in a warm page's first documents of a job, before their own scripts. */
+const CLEAR_SESSION_SCRIPT = `try { sessionStorage.clear() } catch {}`
+
 class ChromiumCriticalCss implements ChromiumEngine {
   readonly #executablePath: string
   readonly #options: ChromiumEngineOptions
@@ -665,9 +668,13 @@ class ChromiumCriticalCss implements ChromiumEngine {
     const responses = stylesheetResponses(page)
     const landed = mainDocument(page)
     const inFlight = requestsInFlight(page)
+    // On a warm page, the documents this navigation creates start with no session storage, as in a new tab:
+    // what the last job's page wrote as it was left (pagehide) is gone before this page's scripts run.
+    const sessionReset = spare.uses > 1 ? await page.addInitScript({ content: CLEAR_SESSION_SCRIPT }) : null
     let response: Response | null
     try {
       response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs ?? 15_000, remaining()) })
+      await sessionReset?.dispose()
     } catch (error) {
       const death = died()
       if (death) throw death

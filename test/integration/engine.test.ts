@@ -171,6 +171,12 @@ checks.then(() => {
   window.open('/index.html');
   alert('left');
 });
+// And once more as the page is left, after anything cleared before it goes.
+addEventListener('pagehide', () => {
+  sessionStorage.setItem('left', '1');
+  localStorage.setItem('left', '1');
+  document.cookie = 'left=1; max-age=3600';
+});
 </script>`,
       LAYOUT,
     ),
@@ -271,7 +277,7 @@ describe('Chromium engine: one load per job', () => {
 })
 
 describe('Chromium engine: warm pages per tenant', () => {
-  it('the next job of a tenant sees nothing the last one left: storage, cookies, name, popup, alert, permission', async () => {
+  it('the next job of a tenant sees nothing the last one left: storage (also written as the page is left), cookies, name, popup, alert, permission', async () => {
     const warm = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
     try {
       const first = await generate('/leave.html', [DESKTOP], warm, 'tenant-a')
