@@ -89,7 +89,7 @@ export interface ChromiumEngineOptions {
    * once those are in: a third-party host that does not answer holds no job. Default 5 s.
    */
   loadTimeoutMs?: number
-  /** Longest wait for web fonts after load. Default 2 s. */
+  /** Longest wait for the page's own web fonts after load (another host's font gets 300 ms at most). Default 2 s. */
   fontsTimeoutMs?: number
   /**
    * A page's renderer that keeps more than `share` of one core busy for `seconds` in a row
@@ -539,7 +539,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
           ? view
           : this.#options.freshLoadPerViewport
             ? await this.#open(launched, input.url, viewport, remaining, attempt, undefined)
-            : { ...view, listed: await this.#resize(view.page, viewport, remaining) }
+            : { ...view, listed: await this.#resize(view, viewport, remaining) }
       const applied = await appliedSheets(here, texts)
       if (critical === null || (!restarted && applied.some((sheet) => !sheets.some((known) => known.key === sheet.key)))) {
         sheets = mergeSheetLists([sheets, applied])
@@ -569,10 +569,11 @@ class ChromiumCriticalCss implements ChromiumEngine {
   }
 
   /** The page at another viewport, read again once its layout and scripts have seen the resize. */
-  async #resize(page: Page, viewport: Viewport, remaining: () => number): Promise<SettledPage> {
+  async #resize({ page, inFlight }: LoadedView, viewport: Viewport, remaining: () => number): Promise<SettledPage> {
     await page.setViewportSize(viewport)
     await inPage(page, afterResize, undefined)
-    return await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+    const fontsMs = await ownFontsIn(page, inFlight, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
+    return await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
   }
 
   /**
@@ -698,7 +699,11 @@ class ChromiumCriticalCss implements ChromiumEngine {
         // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
         await ownResourcesIn(page, inFlight, Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()))
         if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
-        const refreshMs = await inPage(page, metaRefreshDelay, undefined)
+        const fontsMs = await ownFontsIn(page, inFlight, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
+        const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+        // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
+        if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
+        const { refreshMs } = listed
         if (refreshMs !== null && refreshMs <= MAX_REFRESH_WAIT_MS && hop < MAX_PAGE_HOPS) {
           // A refresh that is about to move the page: read the page it moves to.
           const moved =
@@ -709,15 +714,18 @@ class ChromiumCriticalCss implements ChromiumEngine {
             ))
           if (moved) continue
         }
-        const listed = await inPage(page, settle, { fontsMs: Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()), ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
-        // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
-        if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
+        // A parser held by a script that never came (a host that takes the connection and says nothing): the
+        // first screen is not known, and a read now would find no body.
+        if (!listed.parsed) {
+          const hosts = [...new Set([...inFlight].map((request) => (URL.canParse(request.url()) ? new URL(request.url()).host : request.url())))].slice(0, 3)
+          throw new EngineError('render_failed', `The page was still being parsed when its load bound ended${hosts.length ? `, waiting on ${hosts.join(', ')}` : ''}; its first screen is not known.`)
+        }
         // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
         if (landed.failure) {
           if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
           throw new EngineError('fetch_failed', `The page moved on to ${landed.failure}.`)
         }
-        return { spare, page, listed, responses }
+        return { spare, page, listed, responses, inFlight }
       } catch (error) {
         const death = died()
         if (death) throw death
@@ -807,6 +815,8 @@ interface LoadedView {
   listed: SettledPage
   /** Stylesheet responses by every URL of their redirect chain; bodies are read once per job, when needed. */
   responses: Map<string, Response>
+  /** The page's requests not yet finished. */
+  inFlight: Set<Request>
 }
 
 interface FetchedSheet {
@@ -908,6 +918,23 @@ async function ownResourcesIn(page: Page, inFlight: Set<Request>, waitMs: number
   }
 }
 
+/** How long a font of another host may hold a read once the page's own fonts are in. */
+const OTHER_FONTS_MS = 300
+
+/**
+ * Waits, at most `waitMs`, for the page's own web fonts in flight (they move the fold), and
+ * says how long the read may still wait for fonts: another host's font still loading gets a
+ * short window, not the whole bound.
+ */
+async function ownFontsIn(page: Page, inFlight: Set<Request>, waitMs: number): Promise<number> {
+  const origin = new URL(page.url()).origin
+  const fonts = (own: boolean): boolean => [...inFlight].some((request) => request.resourceType() === 'font' && sameOrigin(request.url(), origin) === own)
+  const until = Date.now() + waitMs
+  while (fonts(true) && Date.now() < until) await sleep(QUIET_CHECK_MS)
+  const left = Math.max(0, until - Date.now())
+  return fonts(false) ? Math.min(OTHER_FONTS_MS, left) : left
+}
+
 function sameOrigin(url: string, origin: string): boolean {
   return URL.canParse(url) && new URL(url).origin === origin
 }
@@ -1002,13 +1029,6 @@ function afterResize(): Promise<void> {
     setTimeout(resolve, 500)
     requestAnimationFrame(() => requestAnimationFrame(() => resolve()))
   })
-}
-
-/** In the page: in how many ms its `<meta http-equiv="refresh">` moves it to another URL, or null. */
-function metaRefreshDelay(): number | null {
-  const meta = document.querySelector('meta[http-equiv="refresh" i]')
-  const match = /^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?\S/i.exec(meta?.getAttribute('content') ?? '')
-  return match ? Number(match[1]) * 1000 : null
 }
 
 /** A read of the page cut short because it navigated away meanwhile. */

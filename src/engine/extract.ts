@@ -22,6 +22,10 @@ export interface SettledPage {
   present: string[]
   /** The page's `style` attributes, joined: they may use custom properties, fonts and animations too. */
   inlineStyles: string
+  /** In how many ms its `<meta http-equiv="refresh">` moves it to another URL; null without one. */
+  refreshMs: number | null
+  /** Whether the parser got to the end of the document (not held by a script still coming). */
+  parsed: boolean
 }
 
 /**
@@ -77,7 +81,8 @@ export async function settle(input: { fontsMs: number; ignoreAttribute: string }
   const inlineStyles = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
     .join(';')
     .slice(0, MAX_INLINE_STYLES)
-  return { base: document.baseURI, sheets, present: [...present], inlineStyles }
+  const refresh = /^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?\S/i.exec(document.querySelector('meta[http-equiv="refresh" i]')?.getAttribute('content') ?? '')
+  return { base: document.baseURI, sheets, present: [...present], inlineStyles, refreshMs: refresh ? Number(refresh[1]) * 1000 : null, parsed: document.readyState !== 'loading' }
 }
 
 /** In the page: a same-origin sheet's rules as the CSSOM serialises them, when its response body was not seen. */

@@ -80,7 +80,12 @@ beforeAll(async () => {
     '/theme.css': `@import "more.css";.hero-title{color:teal;background:url(img/t.png)}.below{color:orange}`,
     '/more.css': `.brand{outline:2px solid teal}`,
   })
-  blackHole = await serveFiles({ '/fonts.css': { body: '', hang: true }, '/far.woff2': { body: '', hang: true } })
+  blackHole = await serveFiles({
+    '/fonts.css': { body: '', hang: true },
+    '/far.woff2': { body: '', hang: true },
+    '/app.js': { body: '', hang: true },
+    '/logo.png': { body: '', hang: true },
+  })
   Object.assign(files, {
     '/css/site.css': SITE_CSS,
     '/index.html': page('<link rel="stylesheet" href="/css/site.css">', LAYOUT),
@@ -131,6 +136,13 @@ beforeAll(async () => {
     '/css/d.css': '.x{color:navy}',
     '/missing.html': { body: 'gone', status: 404 },
     // The index page, with a script, an image and a font of another host that never answers.
+    '/own-font.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>@font-face{font-family:Far;src:url(/f/slow.woff2)}.hero-title{font-family:Far,serif}</style><script async src="${blackHole.origin}/app.js"></script>`,
+      `${LAYOUT}<img src="${blackHole.origin}/logo.png" width="10" height="10">`,
+    ),
+    '/f/slow.woff2': { body: '', hold: () => sleep(400) },
+    // A script in the head whose host takes the connection and never answers: the parser never gets to the body.
+    '/blocked-parser.html': page(`<link rel="stylesheet" href="/css/site.css"><script src="${blackHole.origin}/app.js"></script>`, LAYOUT),
     '/third-party.html': page(
       `<link rel="stylesheet" href="/css/site.css"><style>@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}.hero-title{font-family:Far,serif}</style><script async src="${blackHole.origin}/app.js"></script>`,
       `${LAYOUT}<img src="${blackHole.origin}/logo.png" width="10" height="10">`,
@@ -318,8 +330,8 @@ describe('Chromium engine: failures', () => {
   })
 
   it('does not wait for another host that never answers once the page’s own resources are in: same CSS as the page without them', async () => {
-    // A load bound past the job's end: only not waiting for that host lets the job finish.
-    const patient = createChromiumEngine({ loadTimeoutMs: 120_000, fontsTimeoutMs: 500 })
+    // Load and font bounds past the job's end: only not waiting for that host lets the job finish.
+    const patient = createChromiumEngine({ loadTimeoutMs: 120_000, fontsTimeoutMs: 120_000 })
     try {
       const run = (path: string): Promise<string> =>
         patient.generate({ url: `${site.origin}${path}`, viewports: [DESKTOP, MOBILE], signal: AbortSignal.timeout(20_000), deadline: Date.now() + 120_000 }).then((r) => r.css)
@@ -327,6 +339,8 @@ describe('Chromium engine: failures', () => {
       expect(held).toContain('.hero-title{font-family:Far,serif}')
       const plain = await run('/index.html')
       expect(held.replace(/@font-face\{[^}]*\}|\.hero-title\{font-family:Far,serif\}/g, '')).toBe(plain)
+      // The same page with the font on its own origin, slow to come, gives the same CSS.
+      expect(await run('/own-font.html')).toBe(held.replace(`${blackHole.origin}/far.woff2`, '/f/slow.woff2'))
     } finally {
       await patient.close()
     }
@@ -336,6 +350,13 @@ describe('Chromium engine: failures', () => {
     const landed = await generate('/index.html')
     expect(await generate('/refresh.html')).toBe(landed)
     expect(await generate('/scripted.html')).toBe(landed)
+  })
+
+  it('a page whose parser a script of a silent host holds past the load bound fails render_failed naming the host, not empty CSS', async () => {
+    const error = await generate('/blocked-parser.html').catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(EngineError)
+    expect((error as EngineError).code).toBe('render_failed')
+    expect((error as EngineError).message).toContain(`still being parsed when its load bound ended, waiting on ${new URL(blackHole.origin).host}`)
   })
 
   it('a page with more CSS than the engine parses fails render_failed, saying how much, not internal', async () => {

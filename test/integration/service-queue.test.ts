@@ -13,6 +13,8 @@ import type { Store, StoredJob } from '../../src/service/store/types.ts'
 /** One engine call: runs until released, or until its signal aborts. */
 interface Render {
   url: string
+  /** Whose job the engine was told it is. */
+  tenant: string | undefined
   signal: AbortSignal
   release(): void
   settled: boolean
@@ -40,6 +42,7 @@ function createGate(): Gate {
       return new Promise((resolve, reject) => {
         const render: Render = {
           url: input.url,
+          tenant: input.tenant,
           signal: input.signal,
           settled: false,
           release() {
@@ -131,6 +134,17 @@ function setup(options: Partial<QueueOptions> = {}): Setup {
 
 const startsOf = (gate: Gate, name: string) => gate.renders.filter((render) => render.url.endsWith(`/${name}`)).length
 const preempted = (lines: Record<string, unknown>[]) => lines.filter((line) => line.event === 'job_preempted').map((line) => line.job)
+
+describe('JobQueue: the engine knows whose job it renders', () => {
+  it('passes each job its token as the tenant, so one token’s warm pages never serve another’s', async () => {
+    const { add, gate, running } = setup()
+    add('tok_a', 'a1')
+    add('tok_b', 'b1')
+    await until(() => running().length === 2, 'a1 and b1 rendering')
+    expect(gate.of('a1').tenant).toBe('tok_a')
+    expect(gate.of('b1').tenant).toBe('tok_b')
+  })
+})
 
 describe('JobQueue: a fair share of workers between tokens', () => {
   it('a token with no job running gets a worker at once: the newest job of the token holding both is preempted, requeued, and later done', async () => {
