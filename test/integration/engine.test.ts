@@ -289,13 +289,17 @@ describe('Chromium engine: one load per job', () => {
 })
 
 describe('Chromium engine: warm pages per tenant', () => {
-  it('the next job of a tenant sees nothing the last one left: storage (also written as the page is left), cookies, name, popup, alert, permission', async () => {
+  it('the next job of a tenant sees nothing the last one left: storage (also written as the page is left), cookies, name, popup, alert, permission, a page that moved on', async () => {
     const warm = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
     try {
       const first = await generate('/leave.html', [DESKTOP], warm, 'tenant-a')
       expect(first).toContain('.hero-title')
       expect(first).not.toMatch(/seen-/)
       for (let job = 0; job < 3; job++) expect(await generate('/leave.html', [DESKTOP], warm, 'tenant-a')).toBe(first)
+      // A page that navigated away by script, and one that never stopped moving, leave the next job as it was.
+      expect(await generate('/scripted.html', [DESKTOP], warm, 'tenant-a')).toBe(await generate('/index.html'))
+      await expect(generate('/loop.html', [DESKTOP], warm, 'tenant-a')).rejects.toThrow(/kept navigating/)
+      expect(await generate('/leave.html', [DESKTOP], warm, 'tenant-a')).toBe(first)
       // Another tenant, in its own context, sees nothing either.
       expect(await generate('/leave.html', [DESKTOP], warm, 'tenant-b')).toBe(first)
     } finally {
