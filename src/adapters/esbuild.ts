@@ -13,6 +13,7 @@ import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
+import { createEarlyStart } from '../core/modes/embedded.ts'
 import { runCriticalCss } from '../core/run.ts'
 
 const NAME = PLUGIN_NAME
@@ -41,11 +42,14 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
   initial.metafile = true
   let builds = 0
   let enabled = false
+  const early = createEarlyStart(options)
   build.onStart(() => {
     builds += 1
     try {
       // A second build of the same context is a watch or serve rebuild.
       enabled = enabledFor(options, { production: true, watch: builds > 1, server: false })
+      // A cold build's browser launches while esbuild bundles.
+      if (enabled) early.begin(root)
     } catch (error) {
       enabled = false
       return { errors: [{ text: (error as Error).message, pluginName: NAME }] }
@@ -53,7 +57,10 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
     return undefined
   })
   build.onEnd(async (result) => {
-    if (!enabled || result.errors.length > 0) return undefined
+    if (!enabled || result.errors.length > 0) {
+      await early.release()
+      return undefined
+    }
     const inMemory = initial.write === false
     const html = new Map<string, string | Uint8Array>()
     const inOutdir = (path: string): string | null => {
@@ -82,6 +89,7 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
         // esbuild's publicPath says where assets load from, not where pages are served.
         base: '/',
         root,
+        early,
         output: { read: memory ? async (file) => memory.get(file) ?? null : directoryOutput(outdir) },
         logger: {
           info: (message) => {

@@ -10,6 +10,7 @@ import { enabledFor } from '../core/options.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import type { BuildLogger } from '../core/report.ts'
+import { createEarlyStart, type EarlyStart } from '../core/modes/embedded.ts'
 import { runCriticalCss } from '../core/run.ts'
 
 interface BundleEntry {
@@ -30,6 +31,7 @@ interface Target {
   framework?: Framework | null
   /** Adds a file to the bundle (`this.emitFile`). */
   emit(fileName: string, source: string): void
+  early: EarlyStart
 }
 
 /** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
@@ -55,9 +57,21 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
   let config: ResolvedConfig | null = null
   let enabled = false
   let framework: Framework | null = null
+  const early = createEarlyStart(options)
+  const client = (environment: { config: { consumer: string } } | undefined): boolean => !environment || environment.config.consumer === 'client'
   return {
     // Dev servers serve HTML as it is requested: there is no bundle to finish.
     apply: 'build',
+    buildStart() {
+      // A cold build's browser launches while the bundler works.
+      if (enabled && config !== null && client(this.environment)) early.begin(config.root)
+    },
+    buildEnd(error) {
+      if (error && client(this.environment)) void early.release()
+    },
+    async closeBundle() {
+      if (client(this.environment)) await early.release()
+    },
     configResolved(resolved) {
       config = resolved
       // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
@@ -70,7 +84,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
       // this one, and compression plugins hook into them; the HTML must be final by then.
       async handler(_output, bundle) {
         if (!enabled || config === null) return
-        if (this.environment && this.environment.config.consumer !== 'client') return
+        if (!client(this.environment)) return
         const logger = config.logger
         await processBundle(bundle as Record<string, BundleEntry>, {
           options,
@@ -81,6 +95,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
           framework,
           logger: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
           emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
+          early,
         })
       },
     },
@@ -97,6 +112,8 @@ interface RollupLikeContext {
 
 export interface RollupLikeHooks {
   buildStart(this: RollupLikeContext): void
+  buildEnd(this: RollupLikeContext, error?: Error): void
+  closeBundle(this: RollupLikeContext): Promise<void>
   generateBundle: {
     order: 'post'
     handler(this: RollupLikeContext, output: unknown, bundle: Record<string, BundleEntry>): Promise<void>
@@ -106,9 +123,18 @@ export interface RollupLikeHooks {
 /** Rollup and Rolldown have no production flag: every build but a watch rebuild is one. */
 export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
   let enabled = false
+  const early = createEarlyStart(options)
   return {
     buildStart() {
       enabled = enabledFor(options, { production: true, watch: this.meta.watchMode, server: false })
+      // A cold build's browser launches while the bundler works.
+      if (enabled) early.begin(process.cwd())
+    },
+    buildEnd(error) {
+      if (error) void early.release()
+    },
+    async closeBundle() {
+      await early.release()
     },
     generateBundle: {
       // After @rollup/plugin-html and every other generateBundle: the HTML is final.
@@ -121,6 +147,7 @@ export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
           root: process.cwd(),
           logger: { info: (message) => this.info(message), warn: (message) => this.warn(message) },
           emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
+          early,
         })
       },
     },

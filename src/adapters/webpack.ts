@@ -7,6 +7,7 @@ import type { ResolvedOptions } from '../core/options.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
+import { createEarlyStart } from '../core/modes/embedded.ts'
 import { runCriticalCss } from '../core/run.ts'
 
 const NAME = PLUGIN_NAME
@@ -23,7 +24,11 @@ interface CompilerLike {
     WebpackError: new (message: string) => Error
     sources: { RawSource: new (source: string) => unknown }
   }
-  hooks: { thisCompilation: { tap(name: string, callback: (compilation: CompilationLike) => void): void } }
+  hooks: {
+    thisCompilation: { tap(name: string, callback: (compilation: CompilationLike) => void): void }
+    done: { tapPromise(name: string, callback: () => Promise<void>): void }
+    failed: { tap(name: string, callback: () => void): void }
+  }
   getInfrastructureLogger(name: string): { info(...args: unknown[]): void }
 }
 
@@ -49,11 +54,17 @@ function isServerTarget(target: unknown): boolean {
 
 export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOptions): void {
   const { Compilation, WebpackError, sources } = compiler.webpack
+  const early = createEarlyStart(options)
+  // A service begun early that no run took (a failed compilation, nothing rendered) stops with the build.
+  compiler.hooks.done.tapPromise(NAME, () => early.release())
+  compiler.hooks.failed.tap(NAME, () => void early.release())
   // Options defaults (mode) and watch mode are only known once a compilation starts.
   compiler.hooks.thisCompilation.tap(NAME, (compilation) => {
     try {
       const production = (compiler.options.mode ?? 'production') === 'production'
       if (!enabledFor(options, { production, watch: Boolean(compiler.watchMode), server: isServerTarget(compiler.options.target) })) return
+      // A cold build's browser launches while webpack compiles.
+      early.begin(compiler.context)
     } catch (error) {
       compilation.errors.push(new WebpackError((error as Error).message))
       return
@@ -75,6 +86,7 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
             html,
             base: typeof publicPath === 'string' ? publicPath : '/',
             root: compiler.context,
+            early,
             // Every asset as the compilation holds it now (the HTML before ours edits it).
             output: { read: async (file) => compilation.getAsset(file)?.source.buffer() ?? null },
             logger: {

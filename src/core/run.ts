@@ -13,7 +13,7 @@ import type { BuildOutput } from './build-server.ts'
 import { cacheDirectory, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
-import { embeddedMode } from './modes/embedded.ts'
+import { embeddedMode, type EarlyStart } from './modes/embedded.ts'
 import type { Mode, Renderer } from './modes/mode.ts'
 import { remoteMode } from './modes/remote.ts'
 import type { ResolvedOptions } from './options.ts'
@@ -36,6 +36,8 @@ export interface RunInput {
   framework?: Framework | null
   /** What to say when the output has no HTML page, instead of the bundler's message (a folder says so its own way). */
   noPagesMessage?: string
+  /** The embedded service the adapter started as the build began (a cold build): the run takes it if it renders. */
+  early?: EarlyStart
 }
 
 export interface RunResult {
@@ -94,17 +96,22 @@ function openMode(input: RunInput): Mode | Promise<Mode> {
   const { options } = input
   if (options.service !== null) return remoteMode(options, options.service, input.base)
   if (input.output === undefined) throw new TypeError('runCriticalCss: embedded mode needs the build output')
-  return embeddedMode(options, input.output, input.base)
+  return embeddedMode(options, input.output, input.base, input.early)
 }
 
 /** Callers have thrown the options' problems already (`enabledFor`, `processDirectory`). */
 export async function runCriticalCss(input: RunInput): Promise<RunResult> {
-  const mode = await openMode(input)
   try {
-    return await runPages(input, mode)
+    const mode = await openMode(input)
+    try {
+      return await runPages(input, mode)
+    } finally {
+      // Whatever the mode started (embedded: the build server, the service, the browser) stops with the build.
+      await mode.close()
+    }
   } finally {
-    // Whatever the mode started (embedded: the build server, the service, the browser) stops with the build.
-    await mode.close()
+    // A service begun early that the run did not take (it rendered nothing) stops too.
+    await input.early?.release()
   }
 }
 

@@ -139,6 +139,26 @@ describe('embedded mode', () => {
     expect(await until(() => browsersBelow(process.pid).length === 0, 5000)).toBe(true)
   }, 60_000)
 
+  it('a cold build starts its browser while it bundles, and one that fails then leaves no browser behind', async () => {
+    // The bundling waits for a browser before it fails: only one started as the build began is there.
+    let seen = false
+    const output = await build('vite', { plugin: { cache: false }, failBundling: async () => void (seen = await until(() => browsersBelow(process.pid).length > 0, 20_000)) })
+    expect(output.error?.message).toMatch(/this build fails while it bundles/)
+    expect(seen).toBe(true)
+    expect(await until(() => browsersBelow(process.pid).length === 0, 5000)).toBe(true)
+  }, 60_000)
+
+  it('a build with results in its cache starts no browser before it knows a page misses', async () => {
+    const root = await createProject('vite')
+    projects.add(root)
+    expect((await build('vite', { root })).error).toBeNull()
+    // The bundling waits a while for a browser that must not come, then fails.
+    let seen = true
+    const output = await build('vite', { root, failBundling: async () => void (seen = await until(() => browsersBelow(process.pid).length > 0, 2000)) })
+    expect(output.error?.message).toMatch(/this build fails while it bundles/)
+    expect(seen).toBe(false)
+  }, 60_000)
+
   it('an interrupted build (Ctrl-C) takes its browser down with it', async () => {
     const script = fileURLToPath(new URL('../fixtures/embedded-build.ts', import.meta.url))
     const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] })
