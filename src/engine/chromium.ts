@@ -1,6 +1,6 @@
 /**
  * The Chromium engine: a system Chrome/Chromium driven by playwright-core (never a
- * downloaded browser), launched once and reused, one browser context per job and viewport.
+ * downloaded browser), launched once and reused: one load per job, resized per viewport, on a page kept warm per tenant.
  */
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
