@@ -34,6 +34,12 @@ export function checkBaseUrl(baseUrl: unknown): string {
   return url.toString().replace(/\/+$/, '')
 }
 
+/** A duration option: a positive number of ms. */
+export function checkDuration(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new TypeError(`\`${name}\` must be a positive number of milliseconds.`)
+  return value
+}
+
 export function checkToken(token: unknown): string {
   if (typeof token !== 'string' || token.length === 0) {
     throw new TypeError('No API token: `token` is missing or empty.')

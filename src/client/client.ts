@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { API_PATHS, parseJob, parseJobData } from '../contract/api-contract.ts'
-import { checkBaseUrl, checkGenerate, checkJobId, checkToken, jobsSearch } from './checks.ts'
+import { checkBaseUrl, checkDuration, checkGenerate, checkJobId, checkToken, jobsSearch } from './checks.ts'
 import { CriticalCssError, describeBaseUrl } from './errors.ts'
 import { Jobs } from './jobs.ts'
 import { paceFromOption } from './pace.ts'
@@ -23,6 +23,7 @@ import { CHECK_INTERVAL } from './watcher.ts'
 
 const DEFAULT_MAX_RETRIES = 8
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+const DEFAULT_MAX_WAIT_MS = 300_000
 
 /** The parts a client is made of; the public object only checks arguments and delegates. */
 interface Parts {
@@ -66,6 +67,7 @@ function assemble(options: CreateClientOptions): Parts {
     clock,
     maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
     requestTimeoutMs,
+    maxWaitMs: checkDuration(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, 'maxWaitMs'),
     closed: closed.signal,
     onEvent: options.onEvent,
     usage,

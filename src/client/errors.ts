@@ -107,10 +107,28 @@ export class InvalidResponseError extends CriticalCssError {
 const REDACTED = '[redacted]'
 const MAX_QUOTED = 300
 
-/** Removes every occurrence of `secret` from `text`. */
+/** A part of a secret this long is as good as the secret. */
+const MIN_SECRET_PART = 12
+
+/**
+ * What a service may echo of `secret`: the secret itself, the part after each `_` of its
+ * prefix (`tok_live_…` → `live_…`, `…`), and its base64 and base64url forms.
+ */
+function secretForms(secret: string): string[] {
+  const forms = new Set([secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url')])
+  for (let at = secret.indexOf('_'); at !== -1; at = secret.indexOf('_', at + 1)) {
+    const rest = secret.slice(at + 1)
+    if (rest.length >= MIN_SECRET_PART) forms.add(rest)
+  }
+  // Longest first: a form inside another is replaced after it.
+  return [...forms].sort((a, b) => b.length - a.length)
+}
+
+/** Removes every occurrence of `secret` from `text`, in any letter case, also without its prefix or base64-encoded. */
 export function redact(text: string, secret: string | undefined): string {
   if (!secret) return text
-  return text.split(secret).join(REDACTED)
+  const pattern = new RegExp(secretForms(secret).map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi')
+  return text.replace(pattern, REDACTED)
 }
 
 /** Text the service sent, made safe to put in a message: no token, bounded length, one line. */

@@ -6,7 +6,7 @@
  */
 import type { Dispatcher } from 'undici'
 import { ContractViolation, parseErrorBody, type Usage } from '../contract/api-contract.ts'
-import { InvalidResponseError, NetworkError, TimeoutError, contractError, errorFromResponse, type CriticalCssError } from './errors.ts'
+import { InvalidResponseError, NetworkError, TimeoutError, contractError, errorFromResponse, formatSeconds, type CriticalCssError } from './errors.ts'
 import { parseRetryAfter, withRetries, type Now, type Sleep } from './retry.ts'
 import { readRateLimitHeaders, type Pacer, type Priority, type Ticket } from './scheduler.ts'
 import { joinSignal } from './scope.ts'
@@ -60,6 +60,8 @@ export interface RequestDeps {
   clock: Clock
   maxRetries: number
   requestTimeoutMs: number
+  /** Longest single wait: a Retry-After past it fails the call, a hint is shortened to it. */
+  maxWaitMs: number
   /** Aborted by close(): every request of the client ends with it. */
   closed: AbortSignal
   onEvent: ((event: ClientEvent) => void) | undefined
@@ -91,6 +93,7 @@ async function sendWithRetries<T>(deps: RequestDeps, spec: Call<T>): Promise<Ans
     {
       ...deps.clock,
       maxRetries: deps.maxRetries,
+      maxWaitMs: deps.maxWaitMs,
       deadline: spec.deadline,
       signal,
       describe,
@@ -107,7 +110,8 @@ async function attempt<T>(deps: RequestDeps, spec: Call<T>, at: Attempt): Promis
     throw new TimeoutError(`Gave up on ${at.describe}: the deadline passed before it could be sent`, { status: null, code: 'timeout' })
   }
   const answer = await exchangeOnce(deps, spec, at)
-  const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now())
+  const askedMs = parseRetryAfter(answer.headers['retry-after'], now())
+  const retryAfterMs = askedMs === null ? null : Math.min(askedMs, deps.maxWaitMs)
   at.slot.release({
     counted: answer.status !== 401 && answer.status !== 429,
     success: answer.status >= 200 && answer.status < 300,
@@ -116,7 +120,15 @@ async function attempt<T>(deps: RequestDeps, spec: Call<T>, at: Attempt): Promis
     refused: answer.status === 429 ? { retryAfterMs } : undefined,
   })
   if ((answer.status === 429 || answer.status === 503) && retryAfterMs !== null) deps.pacer.blockUntil(now() + retryAfterMs)
-  if (!spec.expected.includes(answer.status)) throw await answerError(deps, spec, answer, at.describe, retryAfterMs)
+  if (!spec.expected.includes(answer.status)) {
+    if (askedMs !== null && askedMs > deps.maxWaitMs && (answer.status === 429 || answer.status >= 500)) {
+      throw new TimeoutError(
+        `Gave up on ${at.describe}: the service answered ${answer.status} and asks to come back in ${formatSeconds(askedMs)}, longer than the client waits at once (\`maxWaitMs\`, ${formatSeconds(deps.maxWaitMs)}). Raise \`maxWaitMs\` to wait that long.`,
+        { status: answer.status, code: 'timeout' },
+      )
+    }
+    throw await answerError(deps, spec, answer, at.describe, retryAfterMs)
+  }
   return { value: readValue(spec, answer, at.describe, deps.token), retryAfterMs }
 }
 

@@ -97,6 +97,8 @@ export interface RetryContext {
   random: () => number
   /** Faults retried at most this many times (429s with a Retry-After that fits the deadline do not count). */
   maxRetries: number
+  /** Longest single wait (a backoff is shortened to it). */
+  maxWaitMs: number
   /** Absolute time (by `now`) after which nothing is attempted; undefined = no deadline. */
   deadline?: number | undefined
   signal?: AbortSignal | undefined
@@ -148,7 +150,7 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, context
       if (pacedByService) rateLimits++
       else faults++
       if (faults > context.maxRetries || rateLimits > MAX_PACED_RETRIES) throw error
-      const waitMs = given ?? backoffDelay(backoffs++, context.random)
+      const waitMs = Math.min(given ?? backoffDelay(backoffs++, context.random), context.maxWaitMs)
       context.onRetry?.({ attempt: n + 1, waitMs, error })
       await waitWithin(waitMs, context, error)
     }

@@ -4,7 +4,7 @@
  * caller's abort reason, or a TimeoutError at the deadline).
  */
 import { Agent, request, type Dispatcher } from 'undici'
-import { NetworkError, TimeoutError } from './errors.ts'
+import { CriticalCssError, InvalidResponseError, NetworkError, TimeoutError, formatSeconds } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 
 export type Headers = Record<string, string | string[] | undefined>
@@ -27,7 +27,7 @@ export interface Exchange {
   deadline?: number | undefined
   /** What is being sent, for messages: `POST /api/critical-css/generate`. */
   describe: string
-  /** Longest wait for the headers, and between body chunks (ms). */
+  /** Longest wait for the headers, and for the whole body after them (ms). */
   timeoutMs: number
 }
 
@@ -68,6 +68,51 @@ export function reachedService(error: unknown): boolean {
   return !(error instanceof NetworkError && NEVER_SENT.has(error.code))
 }
 
+/**
+ * The whole body as text, within `timeoutMs` from the headers (a body that drips a byte at a
+ * time never trips undici's per-chunk timeout) and within the answer cap, whatever dispatcher
+ * carries it (the cap of our own agent does not hold for a caller's).
+ */
+async function readBody(response: Dispatcher.ResponseData, message: Exchange, clock: { sleep: Sleep }, controller: AbortController): Promise<string> {
+  const timer = new AbortController()
+  let late = false
+  clock.sleep(message.timeoutMs, timer.signal).then(
+    () => {
+      late = true
+      controller.abort()
+    },
+    () => {
+      // Read in time.
+    },
+  )
+  const chunks: Buffer[] = []
+  let bytes = 0
+  try {
+    for await (const chunk of response.body) {
+      bytes += (chunk as Buffer).length
+      if (bytes > MAX_ANSWER_BYTES) {
+        controller.abort()
+        throw new InvalidResponseError(`The critical CSS service answered ${message.describe} with more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; the client reads no answer that large.`, {
+          status: response.statusCode,
+          code: 'invalid_response',
+        })
+      }
+      chunks.push(chunk as Buffer)
+    }
+  } catch (error) {
+    if (late && !message.signal?.aborted) {
+      throw new NetworkError(`Could not complete ${message.describe}: its answer took longer than \`requestTimeoutMs\` (${formatSeconds(message.timeoutMs)}) to arrive.`, {
+        status: null,
+        code: 'UND_ERR_BODY_TIMEOUT',
+      })
+    }
+    throw error
+  } finally {
+    timer.abort()
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 export async function exchange(dispatcher: Dispatcher, origin: string, message: Exchange, clock: { now: Now; sleep: Sleep }): Promise<Answer> {
   const controller = new AbortController()
   const onCallerAbort = (): void => controller.abort(message.signal?.reason)
@@ -96,7 +141,7 @@ export async function exchange(dispatcher: Dispatcher, origin: string, message: 
       headersTimeout: message.timeoutMs,
       bodyTimeout: message.timeoutMs,
     })
-    const text = await response.body.text()
+    const text = await readBody(response, message, clock, controller)
     let json: unknown
     let notJson = false
     if (text.length > 0) {
@@ -109,6 +154,7 @@ export async function exchange(dispatcher: Dispatcher, origin: string, message: 
     return { status: response.statusCode, headers: response.headers, json, notJson }
   } catch (error) {
     if (message.signal?.aborted) throw message.signal.reason
+    if (error instanceof CriticalCssError) throw error
     if (deadlinePassed) {
       throw new TimeoutError(`Gave up on ${message.describe}: the deadline passed before the service answered`, { status: null, code: 'timeout' })
     }

@@ -43,8 +43,14 @@ export interface CreateClientOptions {
   random?: () => number
   /** How often a fault (5xx, network) is retried before giving up. Default 8. */
   maxRetries?: number
-  /** Per-exchange limit on waiting for headers and body, in ms. Default 30 000. */
+  /** Per-exchange limit on waiting for the headers, and for the whole body, in ms. Default 30 000. */
   requestTimeoutMs?: number
+  /**
+   * Longest single wait, in ms, even without a deadline. A service that asks to be retried
+   * later than this (`Retry-After`) fails the call at once with a TimeoutError, instead of
+   * the build sleeping for hours; a pending job's hint is shortened to it. Default 300 000 (5 min).
+   */
+  maxWaitMs?: number
   /** Called on every retry, e.g. to log "rate limited, waiting 12 s". */
   onEvent?: (event: ClientEvent) => void
   /**

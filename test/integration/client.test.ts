@@ -346,6 +346,63 @@ describe('answers and errors', () => {
     expect(fake.count({ path: '/api/critical-css/jobs' })).toBe(0)
   })
 
+  it('a Retry-After past maxWaitMs fails at once without a deadline, naming the option; raised, the wait is kept', async () => {
+    const { fake, client, clock } = await setup()
+    fake.fault({ path: '/api/critical-css/usage', status: 429, headers: { 'retry-after': '100000' } })
+    const started = clock.now()
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(TimeoutError)
+    expect(error.message).toMatch(/asks to come back in 100000 s, longer than the client waits at once \(`maxWaitMs`, 300 s\)\. Raise `maxWaitMs`/)
+    expect(clock.now() - started).toBeLessThan(1000)
+    expect(fake.count({ path: '/api/critical-css/usage' })).toBe(1)
+
+    const patient = await setup({ client: { maxWaitMs: 600_000 } })
+    patient.fake.fault({ path: '/api/critical-css/usage', status: 503, headers: { 'retry-after': '400' } })
+    const begun = patient.clock.now()
+    expect((await patient.client.usage()).plan).toBe('ent')
+    expect(patient.clock.now() - begun).toBeGreaterThanOrEqual(400_000)
+    expect(patient.fake.count({ path: '/api/critical-css/usage' })).toBe(2)
+    expect(() => createClient({ baseUrl: fake.url, token: TOKEN, maxWaitMs: -1 })).toThrow(/^`maxWaitMs` must be a positive number of milliseconds\.$/)
+  })
+
+  it('requestTimeoutMs bounds the whole body: an answer that drips a byte at a time fails, it does not hang', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      const drip = setInterval(() => res.write(' '), 50)
+      res.on('close', () => clearInterval(drip))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const client = createClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: TOKEN, requestTimeoutMs: 400, maxRetries: 0 })
+    cleanups.push(async () => {
+      await client.close()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(NetworkError)
+    expect(error.message).toMatch(/its answer took longer than `requestTimeoutMs` \(0\.4 s\)/)
+  })
+
+  it('holds the 32 MiB answer cap with a dispatcher of the caller’s', async () => {
+    const { Agent } = await import('undici')
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(`{"plan":"${'x'.repeat(33 * 1024 * 1024)}"}`)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const dispatcher = new Agent()
+    const client = createClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: TOKEN, dispatcher, maxRetries: 0 })
+    cleanups.push(async () => {
+      await client.close()
+      await dispatcher.close()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect(error.message).toMatch(/with more than 32 MiB; the client reads no answer that large/)
+  })
+
   it('jobs() sends its query and reads the list', async () => {
     const { fake, client } = await setup({ fake: { behaviour: (_u, i) => ({ statuses: [i === 0 ? 'done' : 'processing'] }) } })
     await client.generate(`${PAGE}?a`)
@@ -739,6 +796,15 @@ describe('secrecy', () => {
     expect(serverError.message).toContain('[redacted]')
     const jobError = await failure(generateAndWait(client))
     expect(jobError.message).toContain('[redacted]')
+  })
+
+  it('redacts the token upper-cased, without its prefix, and base64-encoded', async () => {
+    const { fake, client } = await setup()
+    const forms = [TOKEN.toUpperCase(), TOKEN.slice('tok_'.length), TOKEN.slice('tok_test_'.length), Buffer.from(TOKEN).toString('base64'), Buffer.from(TOKEN).toString('base64url')]
+    fake.fault({ path: '/api/critical-css/usage', status: 500, body: { error: { code: 'internal', message: `seen: ${forms.join(' , ')}` } }, times: 10 })
+    const error = await failure(client.usage())
+    for (const form of forms) expect(error.message).not.toContain(form)
+    expect(error.message).toContain('seen: [redacted] , [redacted] , [redacted] , [redacted] , [redacted]')
   })
 
   afterAll(() => {

@@ -64,6 +64,7 @@ describe('withRetries', () => {
         now: clock.now,
         random: () => 0.5,
         maxRetries: options.maxRetries ?? 8,
+        maxWaitMs: 300_000,
         deadline: options.deadline,
         describe: 'a test call',
         onRetry: ({ waitMs }) => waits.push(waitMs),
