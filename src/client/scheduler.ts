@@ -4,6 +4,9 @@
  * side (one entry per counted request, released `windowMs` after its answer arrived, which
  * is never earlier than the service releases it) and corrected from `RateLimit-*` headers
  * when the service has counted requests we did not send (another build on the same token).
+ * What the service says beats what the model assumes: its window is learnt from
+ * `RateLimit-Reset` (never longer than the window), and a 429 holds the model full only
+ * until its `RateLimit-Reset` or `Retry-After`, after which the next answer decides.
  *
  * Slots go to the most urgent waiter first: fetching the CSS of a finished job frees a
  * page, a generate starts a job's clock, and a status check can always wait.
@@ -84,6 +87,8 @@ const SAFETY_MARGIN_MS = 25
 /** RateLimit-Reset is whole seconds; the service may have rounded it down. */
 const RESET_ROUNDING_MS = 1000
 const UNKNOWN_WINDOW_MS = 60_000
+/** `seq` of a slot a 429 says someone else holds, until the next answer says more. */
+const HELD = -2
 
 export class Pacer {
   private limit: PaceLimit | 'probing'
@@ -97,6 +102,10 @@ export class Pacer {
   /** The last answer's headers while probing, applied once the limit is known. */
   private heldCorrection: { headers: RateLimitHeaders; entry: Entry } | null = null
   private readonly loop: WakeableLoop
+  /** The service's window as its `RateLimit-Reset` values show it (the longest seen); null until one does. */
+  private windowFromService: number | null = null
+  /** Whether the service's answers say what is left of the window (`RateLimit-Remaining`). */
+  private speaksRateLimit = false
 
   /**
    * @param limit Known limit (the `rateLimit` option), pinned against what the service says.
@@ -185,22 +194,75 @@ export class Pacer {
         if (released) return
         released = true
         const now = this.clock.now()
+        if (outcome.counted && outcome.success && outcome.rateLimit) this.learnWindow(outcome.rateLimit, entry, now)
         const limit = this.limit
-        const windowMs = limit === 'probing' ? UNKNOWN_WINDOW_MS : limit.windowMs
+        const windowMs = this.windowMs()
         if (outcome.counted) entry.expiresAt = now + windowMs + SAFETY_MARGIN_MS + (outcome.abandoned ? this.abandonedGraceMs : 0)
         else this.entries.splice(this.entries.indexOf(entry), 1)
         if (outcome.counted && outcome.success && outcome.teaches !== false) this.learn(outcome.rateLimit)
+        // The next answer after a 429 decides: its headers (below), or their absence, which frees what the 429 held.
+        if (outcome.counted && outcome.success && outcome.rateLimit?.remaining == null) this.entries = this.entries.filter((e) => e.seq !== HELD)
+        if (outcome.rateLimit?.remaining != null) this.speaksRateLimit = true
         if (outcome.counted && outcome.rateLimit) {
           if (this.limit === 'probing') this.heldCorrection = { headers: outcome.rateLimit, entry }
           else this.correct(outcome.rateLimit, entry, now, outcome.success === true)
         } else if (outcome.refused && limit !== 'probing' && limit.requests !== null) {
-          // Requests we do not know of fill the window: make room for them until we learn more.
-          const wait = outcome.refused.retryAfterMs
-          this.correct({ limit: null, remaining: 0, resetSeconds: wait === null ? null : Math.ceil(wait / 1000) }, entry, now, false, true)
+          const reset = outcome.rateLimit?.resetSeconds ?? null
+          const wait = reset !== null ? reset * 1000 : outcome.refused.retryAfterMs
+          if (this.speaksRateLimit) {
+            // Requests we do not know of fill the window: make room for them until an answer's headers say more.
+            this.correct({ limit: null, remaining: 0, resetSeconds: wait === null ? null : Math.ceil(wait / 1000) }, entry, now, false, true)
+          } else {
+            // A service that never says what is left: its Retry-After is all we know, and only until the next answer.
+            this.fillUntil(wait === null ? now : now + wait, limit.requests, now)
+          }
         }
         this.wake()
       },
     })
+  }
+
+  /** The window in force: the service's, once its answers showed it, unless the `rateLimit` option pinned one. */
+  private windowMs(): number {
+    const stated = this.limit === 'probing' ? UNKNOWN_WINDOW_MS : this.limit.windowMs
+    return this.pinned || this.windowFromService === null ? stated : this.windowFromService
+  }
+
+  /**
+   * `RateLimit-Reset` says when the oldest request in the service's window leaves. When the
+   * service counts only the request it answers, that one is the oldest: the window is Reset
+   * plus how long ago we sent it (a little more, never less). The longest such figure is the
+   * window; slots already held move to it.
+   */
+  private learnWindow(headers: RateLimitHeaders, answered: Entry, now: number): void {
+    if (this.pinned || headers.resetSeconds === null || headers.resetSeconds <= 0 || headers.remaining === null) return
+    const requests = headers.limit ?? (this.limit === 'probing' ? null : this.limit.requests)
+    if (requests === null || requests - headers.remaining !== 1) return
+    const seen = headers.resetSeconds * 1000 + (now - answered.grantedAt)
+    if (this.windowFromService !== null && seen <= this.windowFromService) return
+    const before = this.windowMs()
+    this.windowFromService = seen
+    const shift = seen - before
+    for (const entry of this.entries) {
+      if (!Number.isFinite(entry.expiresAt)) continue
+      entry.expiresAt = entry.seq >= 0 ? entry.expiresAt + shift : Math.min(entry.expiresAt, now + seen + SAFETY_MARGIN_MS)
+    }
+  }
+
+  /**
+   * A 429: the service's window is full, and requests of others take the room ours do not.
+   * One slot frees when it said (`until`), unless that is one of ours; the rest are held until the next answer says what
+   * is left (or, with no answer, a window from now), so the client probes with one request
+   * instead of sending a burst into a window that may still be full.
+   */
+  private fillUntil(until: number, requests: number, now: number): void {
+    this.entries = this.entries.filter((e) => e.seq >= 0 && e.expiresAt > now)
+    // The slot that frees then is another's only if every one of ours leaves later; else it is ours, already in the model.
+    const othersFirst = this.entries.every((e) => e.expiresAt > until + SAFETY_MARGIN_MS)
+    for (let i = this.entries.length; i < requests; i++) {
+      const first = othersFirst && i === this.entries.length
+      this.entries.push({ seq: first ? -1 : HELD, grantedAt: now, expiresAt: first ? until + SAFETY_MARGIN_MS : now + this.windowMs() + SAFETY_MARGIN_MS })
+    }
   }
 
   /**
@@ -235,10 +297,11 @@ export class Pacer {
     // Reset says when the oldest request in the service's window leaves. It is a foreign
     // one only if every request of ours leaves later; otherwise all we know of the
     // foreign ones is that they leave within a window from now.
-    const resetAt = now + (headers.resetSeconds ?? limit.windowMs / 1000) * 1000 + RESET_ROUNDING_MS
-    const oursLeaveAfterReset = ours.every((e) => e.grantedAt + limit.windowMs > resetAt)
+    const windowMs = this.windowMs()
+    const resetAt = now + (headers.resetSeconds ?? windowMs / 1000) * 1000 + RESET_ROUNDING_MS
+    const oursLeaveAfterReset = ours.every((e) => e.grantedAt + windowMs > resetAt)
     for (let i = 0; i < foreign; i++) {
-      const leaves = i === 0 && oursLeaveAfterReset ? resetAt : now + limit.windowMs
+      const leaves = i === 0 && oursLeaveAfterReset ? resetAt : now + windowMs
       this.entries.push({ seq: -1, grantedAt: now, expiresAt: leaves + SAFETY_MARGIN_MS })
     }
   }

@@ -735,6 +735,43 @@ describe('pacing', () => {
     expect(fake.count({ status: 429 })).toBe(0)
   })
 
+  describe('the service’s word beats the model', () => {
+    const afterOne429 = async (headers: (now: number) => Record<string, string>) => {
+      const { fake, client, clock } = await setup({ token: { plan: 'free' }, fake: { rateLimitHeaders: false, behaviour: () => ({ durationMs: 1000 }) } })
+      fake.fault({ path: '/api/critical-css/generate', status: 429, headers: headers(clock.now()) })
+      const started = clock.now()
+      const data = await generateAndWait(client)
+      expect(data.status).toBe('done')
+      return { elapsed: clock.now() - started, fake }
+    }
+
+    it('after one 429 with Retry-After: 2 from a service without RateLimit headers, the job is read within seconds, not a window later', async () => {
+      const { elapsed, fake } = await afterOne429(() => ({ 'retry-after': '2' }))
+      expect(elapsed).toBeGreaterThanOrEqual(2000)
+      expect(elapsed).toBeLessThan(10_000)
+      expect(fake.count({ status: 429 })).toBe(1)
+    })
+
+    it('the same with an HTTP-date Retry-After', async () => {
+      const { elapsed } = await afterOne429((now) => ({ 'retry-after': new Date(now + 2000).toUTCString() }))
+      expect(elapsed).toBeLessThan(10_000)
+    })
+
+    it('the same with a 429 that gives no Retry-After', async () => {
+      const { elapsed } = await afterOne429(() => ({}))
+      expect(elapsed).toBeLessThan(10_000)
+    })
+
+    it('learns a 3-second window from RateLimit-Reset: six pages on 5 requests per window are done in seconds', async () => {
+      const { fake, client, clock } = await setup({ token: { plan: 'free' }, fake: { windowMs: 3000, behaviour: () => ({ durationMs: 500 }) } })
+      const started = clock.now()
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+      expect(results.every((data) => data.status === 'done')).toBe(true)
+      expect(clock.now() - started).toBeLessThan(20_000)
+      expect(fake.count({ status: 429 })).toBe(0)
+    })
+  })
+
   it('ent plan: no pacing, all generates at once', async () => {
     const { fake, client } = await setup({ token: { plan: 'ent' }, fake: { answerDelayMs: 30, behaviour: () => ({ instant: true }) } })
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => client.generate(`${PAGE}?p=${i}`)))
