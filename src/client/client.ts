@@ -131,7 +131,7 @@ async function generate(parts: Parts, url: string, options: GenerateOptions): Pr
   await parts.usage.learnPace(scope)
   // Every attempt of this call carries the same key, so a retry after a lost answer
   // finds the job the first attempt created instead of paying for a second one.
-  const { value } = await parts.send<GenerateResult>({
+  const { value, retryAfterMs } = await parts.send<GenerateResult>({
     method: 'POST',
     path: API_PATHS.generate,
     body: options.viewports ? { url, viewports: options.viewports } : { url },
@@ -143,6 +143,6 @@ async function generate(parts: Parts, url: string, options: GenerateOptions): Pr
     viewportsSent: Boolean(options.viewports),
     ...scope,
   })
-  parts.jobs.accepted(value.id)
+  parts.jobs.accepted(value.id, retryAfterMs)
   return value
 }

@@ -23,8 +23,11 @@ export interface JobsDeps {
 const MAX_REMEMBERED_JOBS = 10_000
 
 export class Jobs {
-  /** When each job was accepted, so its first check comes a second after that, not after waitForCss. */
-  private readonly acceptedAt = new Map<string, number>()
+  /**
+   * When each job's first check is due: a second after it was accepted, or when the service's
+   * pending-job hint (the 202's Retry-After) says, counted from then, not from waitForCss.
+   */
+  private readonly firstCheck = new Map<string, { at: number; hinted: boolean }>()
   private readonly watcher: JobWatcher
 
   constructor(private readonly deps: JobsDeps) {
@@ -50,9 +53,9 @@ export class Jobs {
     })
   }
 
-  accepted(id: string): void {
-    this.acceptedAt.set(id, this.deps.clock.now())
-    if (this.acceptedAt.size > MAX_REMEMBERED_JOBS) this.acceptedAt.delete(this.acceptedAt.keys().next().value as string)
+  accepted(id: string, retryAfterMs: number | null): void {
+    this.firstCheck.set(id, { at: this.deps.clock.now() + (retryAfterMs ?? this.deps.checkInterval.firstMs), hinted: retryAfterMs !== null })
+    if (this.firstCheck.size > MAX_REMEMBERED_JOBS) this.firstCheck.delete(this.firstCheck.keys().next().value as string)
   }
 
   data(id: string, extra: Partial<CallScope> & { ticket?: Ticket | undefined; priority: Priority }): Promise<Answered<JobData>> {
@@ -87,10 +90,10 @@ export class Jobs {
     }
     if (jobOrId.status === 'failed') throw jobFailedError(jobOrId, this.deps.token)
     if (isJobData(jobOrId) && jobOrId.status === 'done' && typeof jobOrId.css === 'string') return jobOrId
-    const accepted = this.acceptedAt.get(jobOrId.id) ?? now()
-    this.acceptedAt.delete(jobOrId.id)
-    const firstCheckAt = jobOrId.status === 'done' ? now() : accepted + this.deps.checkInterval.firstMs
-    return this.watcher.watch(jobOrId, { firstCheckAt, ...scope })
+    const first = this.firstCheck.get(jobOrId.id) ?? { at: now() + this.deps.checkInterval.firstMs, hinted: false }
+    this.firstCheck.delete(jobOrId.id)
+    const firstCheckAt = jobOrId.status === 'done' ? now() : first.at
+    return this.watcher.watch(jobOrId, { firstCheckAt, hinted: first.hinted, ...scope })
   }
 
   /** Ends every wait with `reason` (the client is closing). */

@@ -1,9 +1,9 @@
 /**
  * Waits for many jobs at once at close to one request per job. Each pending job is checked
  * on a growing interval (1 s, ×1.5, up to 10 s, or the service's Retry-After); when several
- * are pending, one `jobs()` call reports all their states and only the finished ones are
- * fetched with `jobData`. With a single job pending its check is a `jobData`, which brings
- * the CSS along when the job is done.
+ * are due at once, one `jobs()` call reports all their states and only the finished ones are
+ * fetched with `jobData`. A job due on its own is checked with a `jobData`, which brings the
+ * CSS along when the job is done.
  */
 import type { Job, JobData } from '../contract/api-contract.ts'
 import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText, type InvalidResponseError } from './errors.ts'
@@ -70,6 +70,8 @@ interface Watch {
   nextCheckAt: number
   /** Set when a list answer did not include this job: check it on its own next time. */
   checkAlone: boolean
+  /** Its next check is when the service's pending-job hint said: it is likely done by then. */
+  hinted: boolean
   fetching: boolean
   subscribers: Set<Subscriber>
   /** Aborted when the watch ends, to cancel its requests. */
@@ -98,7 +100,10 @@ export class JobWatcher {
    * (a job just accepted: a second after; a bare id: now). Waits on the same job share
    * its checks; each keeps its own deadline and signal.
    */
-  watch(job: { id: string; url: string; status: string }, options: { firstCheckAt: number; signal?: AbortSignal | undefined; deadline?: number | undefined }): Promise<JobData> {
+  watch(
+    job: { id: string; url: string; status: string },
+    options: { firstCheckAt: number; hinted?: boolean; signal?: AbortSignal | undefined; deadline?: number | undefined },
+  ): Promise<JobData> {
     options.signal?.throwIfAborted()
     let watch = this.watches.get(job.id)
     if (!watch) {
@@ -109,13 +114,15 @@ export class JobWatcher {
         intervalMs: this.deps.checkInterval.firstMs,
         nextCheckAt: options.firstCheckAt,
         checkAlone: false,
+        hinted: options.hinted === true,
         fetching: false,
         subscribers: new Set(),
         controller: new AbortController(),
       }
       this.watches.set(job.id, watch)
-    } else {
-      watch.nextCheckAt = Math.min(watch.nextCheckAt, options.firstCheckAt)
+    } else if (options.firstCheckAt < watch.nextCheckAt) {
+      watch.nextCheckAt = options.firstCheckAt
+      watch.hinted = options.hinted === true
     }
     const target = watch
     const promise = new Promise<JobData>((resolve, reject) => {
@@ -234,8 +241,12 @@ export class JobWatcher {
         continue
       }
       const alone = candidates.find((w) => w.checkAlone && w.nextCheckAt <= now)
-      if (candidates.length === 1 || alone || this.listUnsupported) {
-        const watch = alone ?? candidates.reduce((a, b) => (b.nextCheckAt < a.nextCheckAt ? b : a))
+      // One job due on its own, when the service said it would be done: its jobData is one
+      // request and brings the CSS, where a list would be one more.
+      const due = candidates.filter((w) => w.nextCheckAt <= now)
+      const hintedAlone = due.length === 1 && due[0]!.hinted ? due[0] : undefined
+      if (candidates.length === 1 || alone || this.listUnsupported || hintedAlone) {
+        const watch = alone ?? hintedAlone ?? candidates.reduce((a, b) => (b.nextCheckAt < a.nextCheckAt ? b : a))
         await this.checkOne(watch, ticket)
       } else {
         await this.checkMany(candidates, ticket)
@@ -265,6 +276,7 @@ export class JobWatcher {
   private postpone(watch: Watch, retryAfterMs: number | null): void {
     watch.intervalMs = Math.min(this.deps.checkInterval.maxMs, watch.intervalMs * this.deps.checkInterval.factor)
     watch.nextCheckAt = this.deps.now() + (retryAfterMs ?? watch.intervalMs)
+    watch.hinted = retryAfterMs !== null
   }
 
   private async checkMany(candidates: Watch[], ticket: Ticket): Promise<void> {

@@ -68,7 +68,14 @@ interface Running {
   seq: number
   /** Aborted to free its worker for a waiting token; it still holds the worker until its run ends. */
   preempted: boolean
+  /** When it took its worker. */
+  startedAt: number
 }
+
+/** Render times the pending-job hint is estimated from: the most recent ones. */
+const RECENT_RENDERS = 20
+/** A hint never sends a client away for longer than this. */
+const MAX_HINT_S = 60
 
 export class JobQueue {
   readonly #options: QueueOptions
@@ -82,6 +89,8 @@ export class JobQueue {
   /** How often each job not yet finished was preempted. */
   readonly #preemptions = new Map<string, number>()
   #starts = 0
+  /** How long recent renders took (ms), newest last. */
+  readonly #recentMs: number[] = []
   #closing = false
   /** Fired when close() stops waiting: writes still locked out give up, and the database keeps what it had. */
   readonly #stopWrites = new AbortController()
@@ -107,6 +116,31 @@ export class JobQueue {
     if ((this.#waiting.get(tokenId)?.length ?? 0) >= maxQueuedPerToken) return `This token has ${maxQueuedPerToken} jobs waiting, the most the service queues for one token.`
     if (this.#enqueuedAt.size >= maxQueued) return `The service has ${maxQueued} jobs waiting, the most it queues.`
     return null
+  }
+
+  /**
+   * In how many whole seconds a pending job is worth checking again (the contract's
+   * pending-job `Retry-After`): the median recent render time, less what a running job has
+   * had, plus a render per worker-wave of jobs queued before a waiting one, rounded up (a
+   * check that comes too early costs a request and the client's next wait). Null when the
+   * service has no render times yet, the job is not pending here, or it is due within a
+   * second: whole seconds would hold a fast job's client longer than its own checks do.
+   */
+  checkAgainIn(jobId: string): number | null {
+    if (this.#recentMs.length === 0) return null
+    const typical = [...this.#recentMs].sort((a, b) => a - b)[this.#recentMs.length >> 1]!
+    const now = this.#options.now()
+    const running = this.#running.get(jobId)
+    let ms: number
+    if (running) ms = typical - (now - running.startedAt)
+    else {
+      const enqueuedAt = this.#enqueuedAt.get(jobId)
+      if (enqueuedAt === undefined) return null
+      const ahead = [...this.#enqueuedAt.values()].filter((at) => at < enqueuedAt).length
+      const firstFree = Math.min(typical, ...[...this.#running.values()].map((entry) => Math.max(0, typical - (now - entry.startedAt))))
+      ms = firstFree + Math.floor(ahead / this.#options.workers) * typical + typical
+    }
+    return ms < 1000 ? null : Math.min(Math.ceil(ms / 1000), MAX_HINT_S)
   }
 
   /** When to ask again after a refusal: a worker frees up within one job's deadline. */
@@ -184,7 +218,7 @@ export class JobQueue {
   #start(id: string, tokenId: string): void {
     const enqueuedAt = this.#enqueuedAt.get(id) ?? this.#options.now()
     this.#enqueuedAt.delete(id)
-    const entry: Running = { tokenId, controller: new AbortController(), done: Promise.resolve(), enqueuedAt, seq: ++this.#starts, preempted: false }
+    const entry: Running = { tokenId, controller: new AbortController(), done: Promise.resolve(), enqueuedAt, seq: ++this.#starts, preempted: false, startedAt: this.#options.now() }
     this.#running.set(id, entry)
     entry.done = this.#run(id, entry)
       .catch((error: unknown) => {
@@ -279,6 +313,8 @@ export class JobQueue {
       await this.#options.beforeRun?.(job, signal)
       const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId }), signal)
       const finished = now()
+      this.#recentMs.push(finished - started)
+      if (this.#recentMs.length > RECENT_RENDERS) this.#recentMs.shift()
       const cssBytes = Buffer.byteLength(css)
       return {
         patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null },

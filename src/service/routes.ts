@@ -158,7 +158,7 @@ function answerRoute(
     case 'data': {
       const job = JOB_ID_PATTERN.test(route.jobId ?? '') ? context.store.job(route.jobId!) : null
       if (!job || job.tokenId !== token.id) return error(404, 'not_found', 'No such job.')
-      return { status: 200, headers: {}, body: jobDataToWire(job) }
+      return { status: 200, headers: pendingHint([job], context), body: jobDataToWire(job) }
     }
     case 'jobs':
       return listJobs(request, token, context)
@@ -192,7 +192,7 @@ function generate(request: ApiRequest, token: TokenRecord, context: RouteContext
   if (key !== undefined) {
     const known = store.idempotentJob(token.id, key, new Date(now - IDEMPOTENCY_TTL_MS).toISOString())
     const job = known === null ? null : store.job(known)
-    if (job) return jobAnswer(job)
+    if (job) return jobAnswer(job, context)
   }
   if (isExpired(token, now)) return error(402, 'subscription_expired', `The subscription expired on ${token.expiresAt}.`)
   const period = quotaPeriod(now)
@@ -223,13 +223,22 @@ function generate(request: ApiRequest, token: TokenRecord, context: RouteContext
     if (key !== undefined) store.rememberIdempotency(token.id, key, job.id, stamp)
   })
   queue.enqueue(job)
-  return jobAnswer(job)
+  return jobAnswer(job, context)
 }
 
 /** 202 with Location for a pending job; 200 with the data for a finished one (a repeated key). */
-function jobAnswer(job: StoredJob): ApiAnswer {
+function jobAnswer(job: StoredJob, context: RouteContext): ApiAnswer {
   if (job.status === 'done' || job.status === 'failed') return { status: 200, headers: {}, body: jobDataToWire(job) }
-  return { status: 202, headers: { location: `/api/critical-css/job/${job.id}/data` }, body: jobToWire(job) }
+  return { status: 202, headers: { location: `/api/critical-css/job/${job.id}/data`, ...pendingHint([job], context) }, body: jobToWire(job) }
+}
+
+/** The contract's pending-job hint: `Retry-After` for the earliest of the pending jobs an answer holds, when the queue can tell. */
+function pendingHint(jobs: readonly StoredJob[], context: RouteContext): Record<string, string> {
+  const pending = jobs.filter((job) => job.status === 'queued' || job.status === 'processing')
+  const hints = pending.map((job) => context.queue.checkAgainIn(job.id))
+  // One the queue cannot tell, or that is due within a second, makes the earliest soon: no hint.
+  if (hints.length === 0 || hints.some((seconds) => seconds === null)) return {}
+  return { 'retry-after': String(Math.min(...(hints as number[]))) }
 }
 
 function listJobs(request: ApiRequest, token: TokenRecord, context: RouteContext): ApiAnswer {
@@ -243,7 +252,7 @@ function listJobs(request: ApiRequest, token: TokenRecord, context: RouteContext
     return error(400, 'invalid_request', `status must be one of ${JOB_STATUSES.join(', ')}.`)
   }
   const jobs = context.store.listJobs(token.id, { limit, status: (status ?? undefined) as JobStatus | undefined })
-  return { status: 200, headers: {}, body: { jobs: jobs.map(jobToWire) } }
+  return { status: 200, headers: pendingHint(jobs, context), body: { jobs: jobs.map(jobToWire) } }
 }
 
 function usage(token: TokenRecord, context: RouteContext, now: number): ApiAnswer {

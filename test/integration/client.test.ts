@@ -645,8 +645,10 @@ describe('waiting', () => {
   it('checks when the service’s Retry-After says to', async () => {
     const { fake, client, clock } = await setup({ fake: { pendingRetryAfter: 7, behaviour: () => ({ statuses: ['processing'] }) } })
     await failure(generateAndWait(client, PAGE, clock.now() + 40_000))
+    const generated = fake.requests.find((r) => r.path === '/api/critical-css/generate')!.at
     const checks = fake.requests.filter((r) => r.path.endsWith('/data')).map((r) => r.at)
-    const gaps = checks.slice(1).map((t, i) => t - checks[i]!)
+    // The 202 says it first: no check a second after the generate.
+    const gaps = [generated, ...checks].slice(1).map((t, i) => t - [generated, ...checks][i]!)
     expect(gaps).toEqual([7000, 7000, 7000, 7000, 7000])
   })
 
@@ -770,6 +772,15 @@ describe('pacing', () => {
       expect(clock.now() - started).toBeLessThan(20_000)
       expect(fake.count({ status: 429 })).toBe(0)
     })
+  })
+
+  it('checks a new job first when the 202’s pending-job hint says, not a second after it', async () => {
+    const { fake, client } = await setup({ token: { plan: 'pro' }, fake: { pendingRetryAfter: 5, behaviour: () => ({ durationMs: 4800 }) } })
+    expect((await generateAndWait(client)).status).toBe('done')
+    const generated = fake.requests.find((r) => r.path === '/api/critical-css/generate')!
+    const checks = fake.requests.filter((r) => r.path.startsWith('/api/critical-css/job/'))
+    expect(checks).toHaveLength(1)
+    expect(checks[0]!.at - generated.at).toBeGreaterThanOrEqual(5000)
   })
 
   it('ent plan: no pacing, all generates at once', async () => {

@@ -254,6 +254,50 @@ describe('jobs', () => {
   })
 })
 
+describe('pending-job hint', () => {
+  it('answers a pending job with Retry-After from recent render times (a queued one a render later), and a finished one without', async () => {
+    // The service's clock moves only when a render says: every render of /fast takes 3 s of it.
+    let clock = Date.now()
+    const releases: (() => void)[] = []
+    const engine = {
+      async generate(input: { url: string }) {
+        if (input.url.includes('slow')) await new Promise<void>((resolve) => releases.push(resolve))
+        else clock += 3000
+        return { css: 'p{margin:0}' }
+      },
+    }
+    const service = await startService({ tokens: [{ token: ENT, plan: 'ent' }], engine, workers: 1, now: () => clock, resolve: async () => ['93.184.216.34'], shutdownGraceMs: 500 })
+    running.push(service)
+    const until = async (id: string, status: string) => {
+      for (;;) {
+        const answer = await call(service, `/api/critical-css/job/${id}/data`)
+        if (answer.json.status === status) return answer
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+    }
+    // No render time yet: no hint.
+    const first = await call(service, GENERATE, { body: generateBody(`${PAGE}?fast`) })
+    expect(first.headers.get('retry-after')).toBeNull()
+    expect((await until(first.json.id, 'done')).headers.get('retry-after')).toBeNull()
+
+    const slow = await call(service, GENERATE, { body: generateBody(`${PAGE}?slow`) })
+    expect(slow.status).toBe(202)
+    await until(slow.json.id, 'processing')
+    const behind = await call(service, GENERATE, { body: generateBody(`${PAGE}?slow-too`) })
+    expect(behind.headers.get('retry-after')).toBe('6')
+    expect((await call(service, `/api/critical-css/job/${slow.json.id}/data`)).headers.get('retry-after')).toBe('3')
+    expect((await call(service, '/api/critical-css/jobs')).headers.get('retry-after')).toBe('3')
+    clock += 2500
+    // Due within a second: no hint, for it and for a list that holds it.
+    expect((await call(service, `/api/critical-css/job/${slow.json.id}/data`)).headers.get('retry-after')).toBeNull()
+    expect((await call(service, '/api/critical-css/jobs')).headers.get('retry-after')).toBeNull()
+    releases.shift()!()
+    expect((await until(slow.json.id, 'done')).headers.get('retry-after')).toBeNull()
+    while (releases.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    releases.shift()!()
+  })
+})
+
 describe('network policy', () => {
   it.each(['http://127.0.0.1/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://localhost:8080/', 'http://localhost.:8080/', 'http://LocalHost./', 'http://x.localhost./', 'http://\u24dbocalhost/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'http://[fd00:ec2::254]/', 'file:///etc/passwd'])(
     'refuses %s at generate',
