@@ -5,8 +5,8 @@
  * is never earlier than the service releases it) and corrected from `RateLimit-*` headers
  * when the service has counted requests we did not send (another build on the same token).
  * What the service says beats what the model assumes: its window is learnt from
- * `RateLimit-Reset` (never longer than the window), and a 429 holds the model full only
- * until its `RateLimit-Reset` or `Retry-After`, after which the next answer decides.
+ * `RateLimit-Reset` (never longer than the window), and after a 429 from a service that
+ * never says what is left, one request goes at its `Retry-After` and its answer decides.
  *
  * Slots go to the most urgent waiter first: fetching the CSS of a finished job frees a
  * page, a generate starts a job's clock, and a status check can always wait.
@@ -250,17 +250,18 @@ export class Pacer {
   }
 
   /**
-   * A 429: the service's window is full, and requests of others take the room ours do not.
-   * One slot frees when it said (`until`), unless that is one of ours; the rest are held until the next answer says what
-   * is left (or, with no answer, a window from now), so the client probes with one request
-   * instead of sending a burst into a window that may still be full.
+   * A 429 from a service that never says what is left: its window is full, and requests of
+   * others take the room ours do not. One slot frees when it said (`until`), unless that is
+   * one of ours; the rest are held until the next answer (or, with none, a window from now),
+   * so the client probes with one request instead of a burst into a window still full.
    */
   private fillUntil(until: number, requests: number, now: number): void {
     this.entries = this.entries.filter((e) => e.seq >= 0 && e.expiresAt > now)
     // The slot that frees then is another's only if every one of ours leaves later; else it is ours, already in the model.
     const othersFirst = this.entries.every((e) => e.expiresAt > until + SAFETY_MARGIN_MS)
-    for (let i = this.entries.length; i < requests; i++) {
-      const first = othersFirst && i === this.entries.length
+    const others = requests - this.entries.length
+    for (let i = 0; i < others; i++) {
+      const first = othersFirst && i === 0
       this.entries.push({ seq: first ? -1 : HELD, grantedAt: now, expiresAt: first ? until + SAFETY_MARGIN_MS : now + this.windowMs() + SAFETY_MARGIN_MS })
     }
   }
