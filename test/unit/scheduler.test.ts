@@ -34,6 +34,18 @@ describe('Pacer', () => {
     expect(times).toEqual([0, 0, 0, 0, 0, 60_125, 60_125, 60_125, 60_125, 60_125, 120_250, 120_250])
   })
 
+  it('after a 429 from a service that never says what is left, one request goes at its Retry-After and its answer frees the rest', async () => {
+    const clock = virtualClock()
+    const pacer = new Pacer(clock, { requests: 5, windowMs: WINDOW })
+    const refused = await pacer.acquire(PRIORITY.normal, { describe: 'test' })
+    refused.release({ counted: false, refused: { retryAfterMs: 2000 } })
+    // Three requests wait; each answers after 100 ms, with no RateLimit headers.
+    const { grants, done } = requestMany(pacer, clock, 3, { latencyMs: 100 })
+    await clock.run()
+    await done
+    expect(grants.map((g) => g.at)).toEqual([2025, 2125, 2125])
+  })
+
   it('serves the most urgent waiter first, in order within a priority', async () => {
     const clock = virtualClock()
     const pacer = new Pacer(clock, { requests: 1, windowMs: 1000 })
