@@ -309,7 +309,8 @@ export class JobWatcher {
       const job = byId.get(watch.id)
       const invalid = invalidById.get(watch.id)
       if (invalid) this.finish(watch, { error: invalid })
-      else if (job) this.apply(watch, job, answer.retryAfterMs, watch.nextCheckAt <= now + watch.intervalMs / 2)
+      // A job nearly due counts as checked, unless its own hint names a later moment: the list's hint is of its earliest job.
+      else if (job) this.apply(watch, job, answer.retryAfterMs, watch.nextCheckAt <= now + (watch.hinted ? 0 : watch.intervalMs / 2))
       else if (watch.nextCheckAt <= now) watch.checkAlone = true
     }
   }

@@ -783,6 +783,18 @@ describe('pacing', () => {
     expect(checks[0]!.at - generated.at).toBeGreaterThanOrEqual(5000)
   })
 
+  it('a list call for jobs due together does not put off a job its own hint names a little later', async () => {
+    const { fake, client, clock } = await setup({ fake: { pendingRetryAfter: 'estimate', behaviour: () => ({ durationMs: 2000 }) } })
+    const first = await Promise.all([client.generate(`${PAGE}?a`), client.generate(`${PAGE}?b`)])
+    await clock.sleep(300)
+    const late = await client.generate(`${PAGE}?c`)
+    const lateAt = clock.now()
+    await Promise.all([...first, late].map((job) => client.waitForCss(job)))
+    const lateChecks = fake.requests.filter((r) => r.path === `/api/critical-css/job/${late.id}/data`)
+    expect(lateChecks).toHaveLength(1)
+    expect(lateChecks[0]!.at - lateAt).toBeLessThan(2600)
+  })
+
   it('ent plan: no pacing, all generates at once', async () => {
     const { fake, client } = await setup({ token: { plan: 'ent' }, fake: { answerDelayMs: 30, behaviour: () => ({ instant: true }) } })
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => client.generate(`${PAGE}?p=${i}`)))
