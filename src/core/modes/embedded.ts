@@ -62,6 +62,11 @@ function embeddedWorkers(): number {
   return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()))
 }
 
+/** The service and browser for this build's options (loaded only when a build renders). */
+function startForBuild(options: ResolvedOptions): Promise<EmbeddedService> {
+  return import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers() }))
+}
+
 /**
  * The embedded service of a build that will surely render, started as the bundler starts
  * instead of once the pages are known: the browser's launch (0.3–0.7 s) then overlaps the
@@ -84,7 +89,7 @@ export function createEarlyStart(options: ResolvedOptions): EarlyStart {
   return {
     begin(root) {
       if (started !== null || options.service !== null || !emptyCache(options, root)) return
-      started = import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers() }))
+      started = startForBuild(options)
       // A browser that cannot start is said by the run that needs it, with its hint.
       started.catch(() => {})
     },
@@ -129,7 +134,7 @@ export async function embeddedMode(options: ResolvedOptions, output: BuildOutput
       return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, contents })
     },
     async open(count, logger) {
-      const started = await (early?.take() ?? import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers })))
+      const started = await (early?.take() ?? startForBuild(options))
       service = started
       logger.info(`critical CSS: no service configured, rendering ${count} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
       const client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
