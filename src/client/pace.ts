@@ -3,7 +3,7 @@
  * (its own numbers, else the plan's default rate). Exported for the plugin, which sizes its
  * work by the same pace the client keeps.
  */
-import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Plan, type Usage } from '../contract/api-contract.ts'
+import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Usage } from '../contract/api-contract.ts'
 import type { PaceLimit } from './scheduler.ts'
 import type { RateLimitOption } from './types.ts'
 
@@ -17,10 +17,7 @@ export function paceFromOption(option: RateLimitOption): PaceLimit {
   return { requests: requestsPerMinute, windowMs }
 }
 
-/** The pace usage implies: its own numbers, else the plan table; null for an unknown plan without numbers. */
-export function paceFromUsage(usage: Usage): PaceLimit | null {
-  const stated = usage.rateLimit.requestsPerMinute
-  if (stated !== null) return { requests: stated, windowMs: RATE_WINDOW_MS }
-  if (usage.plan in PLAN_REQUESTS_PER_MINUTE) return { requests: PLAN_REQUESTS_PER_MINUTE[usage.plan as Plan], windowMs: RATE_WINDOW_MS }
-  return null
+/** The pace usage implies: its own numbers, else the plan's. */
+export function paceFromUsage(usage: Usage): PaceLimit {
+  return { requests: usage.rateLimit.requestsPerMinute ?? PLAN_REQUESTS_PER_MINUTE[usage.plan], windowMs: RATE_WINDOW_MS }
 }

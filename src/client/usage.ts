@@ -45,8 +45,7 @@ export class UsageReader implements PaymentExplainer {
       deadline: options.deadline,
     })
     this.latest = value
-    const pace = paceFromUsage(value)
-    if (pace) this.deps.pacer.setLimit(pace)
+    this.deps.pacer.setLimit(paceFromUsage(value))
     return value
   }
 

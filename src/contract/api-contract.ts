@@ -73,8 +73,8 @@ export interface JobData extends Job {
 }
 
 export interface Usage {
-  /** `free`, `pro` or `ent`; kept as a string so a new plan name does not break old clients. */
-  plan: string
+  /** The contract names three plans; any other name is a broken answer, not a plan to guess the pace of. */
+  plan: Plan
   subscription: { status: string; expiresAt: string | null }
   rateLimit: { requestsPerMinute: number | null; remaining: number | null; resetSeconds: number | null }
   quota: { period: string; generationsLimit: number | null; generationsUsed: number; resetsAt: string }
@@ -149,7 +149,7 @@ const jobDataWire = z
   })
 
 const usageWire = z.object({
-  plan: z.string(),
+  plan: z.enum(PLANS, { error: (issue) => `unknown plan ${JSON.stringify(issue.input)} (expected one of ${PLANS.join(', ')})` }),
   subscription: z.object({ status: z.string(), expires_at: timestamp.nullable() }),
   rate_limit: z.object({
     requests_per_minute: count.nullable(),

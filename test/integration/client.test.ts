@@ -457,6 +457,23 @@ describe('answers and errors', () => {
     expect(error.message).toContain('"paused"')
   })
 
+  it('usage() with a plan the contract does not name: an error that names the value, not a pace guessed for it', async () => {
+    const { fake, client } = await setup()
+    const usage = {
+      plan: 'platinum',
+      subscription: { status: 'active', expires_at: null },
+      rate_limit: { requests_per_minute: null, remaining: null, reset_seconds: null },
+      quota: { period: 'month', generations_limit: null, generations_used: 0, resets_at: '2026-12-01T00:00:00.000Z' },
+      stats: { jobs_total: 0, jobs_queued: 0, jobs_processing: 0, jobs_done: 0, jobs_failed: 0, css_bytes_total: 0 },
+    }
+    fake.fault({ path: '/api/critical-css/usage', status: 200, body: usage })
+    const error = await failure(client.usage())
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect(error.message).toContain('"platinum"')
+    fake.fault({ path: '/api/critical-css/usage', status: 200, body: { ...usage, plan: 'pro' } })
+    expect((await client.usage()).plan).toBe('pro')
+  })
+
   it('a missing field: an error that names it', async () => {
     const { fake, client } = await setup()
     fake.fault({ path: '/api/critical-css/usage', status: 200, body: { plan: 'ent', subscription: { status: 'active', expires_at: null } } })

@@ -40,7 +40,7 @@ async function readPace(client: CriticalCssClient, options: ResolvedOptions, sig
   if (options.rateLimit) return paceFromOption(options.rateLimit)
   try {
     const usage = await client.usage({ deadline: Date.now() + options.timeoutMs, ...(signal ? { signal } : {}) })
-    return paceFromUsage(usage) ?? { requests: null, windowMs: RATE_WINDOW_MS }
+    return paceFromUsage(usage)
   } catch (error) {
     // A service without the usage endpoint still works, its answers' headers set the pace;
     // until they do, pages go in flight as if on the smallest plan (`concurrency` overrides).
