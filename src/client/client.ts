@@ -57,7 +57,7 @@ function assemble(options: CreateClientOptions): Parts {
   const closed = new AbortController()
   // Requests explain a 402 with usage, and usage is read by a request: the one refers to
   // the other lazily, once both exist.
-  const usage: UsageReader = new UsageReader({ send: (spec) => send(spec), pacer, clock })
+  const usage: UsageReader = new UsageReader({ send: (spec) => send(spec), pacer, clock, pacePinned: pinned !== undefined })
   const send = createSend({
     baseUrl,
     shownBaseUrl,

@@ -1,8 +1,8 @@
 /**
  * Reading usage, which sets the pacer's limit whenever it is read. It is read once before
- * the first generate (to learn the pace before spending the plan's requests), and once
- * before the first 402 becomes an error (so the message can say when the quota resets or
- * when the subscription ended).
+ * the first generate (to learn the pace before spending the plan's requests), unless the
+ * caller's `rateLimit` option already states it, and once before the first 402 becomes an
+ * error (so the message can say when the quota resets or when the subscription ended).
  */
 import { API_PATHS, parseUsage, type Usage } from '../contract/api-contract.ts'
 import { NotFoundError } from './errors.ts'
@@ -17,6 +17,8 @@ export interface UsageDeps {
   send: (spec: Call<Usage>) => Promise<Answered<Usage>>
   pacer: Pacer
   clock: Clock
+  /** The caller pinned the pace (`rateLimit`): nothing to learn before the first generate. */
+  pacePinned: boolean
 }
 
 export class UsageReader implements PaymentExplainer {
@@ -59,6 +61,7 @@ export class UsageReader implements PaymentExplainer {
    * so it runs on no caller's signal or deadline; each caller waits for it within its own.
    */
   learnPace(options: RequestOptions): Promise<void> {
+    if (this.deps.pacePinned) return Promise.resolve()
     if (!this.beforeGenerate) {
       const read = this.read({}).then(
         () => {},
