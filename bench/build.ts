@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { build, type InlineConfig } from 'vite'
 import criticalCss from '../src/vite.ts'
 import type { Options } from '../src/core/options.ts'
+import { CHECK_INTERVAL } from '../src/client/watcher.ts'
 import { startFakeService } from '../test/fixtures/fake-service.ts'
 
 const PAGES = 50
@@ -106,9 +107,10 @@ async function main(): Promise<void> {
     console.log('| build | wall | vs plugin-less | target | met | requests |')
     console.log('|---|---|---|---|---|---|')
     for (const [name, ms, ratio, target, met, requests] of rows) console.log(`| ${name} | ${(ms / 1000).toFixed(2)} s | ${ratio} | ${target} | ${met} | ${requests} |`)
-    // The client looks at a job 1 s after it started, then 1.5× later each time (1, 2.5, 4.75 s…).
-    let seenAt = 1000
-    for (let step = 1000; seenAt < JOB_MS; ) seenAt += (step *= 1.5)
+    // Knowing nothing of the service yet, the client looks at a job CHECK_INTERVAL.firstMs after
+    // it started, then ×factor later each time (2, 5, 9.5 s…).
+    let seenAt = CHECK_INTERVAL.firstMs
+    for (let step = CHECK_INTERVAL.firstMs; seenAt < JOB_MS; ) seenAt += (step *= CHECK_INTERVAL.factor)
     console.log(`\ncold floor under the client's poll schedule: plugin-less + ${(seenAt / 1000).toFixed(2)} s (a ${JOB_MS / 1000} s job is first seen done then) = ${((none + seenAt) / 1000).toFixed(2)} s`)
     const own = median(ownWarm)
     console.log(`warm: the plugin's own time (its report's ms, median) is ${own.toFixed(1)} ms = ${((own / none) * 100).toFixed(1)} % of the plugin-less build`)

@@ -143,6 +143,6 @@ async function generate(parts: Parts, url: string, options: GenerateOptions): Pr
     viewportsSent: Boolean(options.viewports),
     ...scope,
   })
-  parts.jobs.accepted(value.id, retryAfterMs)
+  parts.jobs.accepted(value, retryAfterMs)
   return value
 }

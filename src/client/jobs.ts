@@ -7,6 +7,7 @@ import { API_PATHS, parseJobData, parseJobsList, parseJobsListEntries, type Job,
 import { contractError } from './errors.ts'
 import type { Clock, Send } from './request.ts'
 import { PRIORITY, type Pacer, type Priority, type Ticket } from './scheduler.ts'
+import { JobTimes } from './job-times.ts'
 import type { CallScope } from './scope.ts'
 import { isJobData, type GenerateResult } from './types.ts'
 import { JobWatcher, jobFailedError, type Answered, type CheckInterval } from './watcher.ts'
@@ -24,11 +25,13 @@ const MAX_REMEMBERED_JOBS = 10_000
 
 export class Jobs {
   /**
-   * When each job's first check is due: a second after it was accepted, or when the service's
-   * pending-job hint (the 202's Retry-After) says, counted from then, not from waitForCss.
+   * When each job was accepted and its first check is due: when the service's pending-job
+   * hint (the 202's Retry-After) says, else when the quicker jobs seen had finished, else
+   * after the check interval's first step; counted from then, not from waitForCss.
    */
-  private readonly firstCheck = new Map<string, { at: number; hinted: boolean }>()
+  private readonly firstCheck = new Map<string, { acceptedAt: number; at: number; hinted: boolean }>()
   private readonly watcher: JobWatcher
+  private readonly times = new JobTimes()
 
   constructor(private readonly deps: JobsDeps) {
     const { send, pacer, clock, token, checkInterval } = deps
@@ -36,6 +39,7 @@ export class Jobs {
       ...clock,
       token,
       checkInterval,
+      times: this.times,
       acquireCheck: (signal) => pacer.acquire(PRIORITY.background, { signal, describe: 'a status check' }),
       fetchData: (id, extra) => this.data(id, { ...extra, priority: extra.urgent ? PRIORITY.urgent : PRIORITY.background }),
       listJobs: ({ limit, ...scope }) =>
@@ -53,13 +57,15 @@ export class Jobs {
     })
   }
 
-  accepted(id: string, retryAfterMs: number | null): void {
-    this.firstCheck.set(id, { at: this.deps.clock.now() + (retryAfterMs ?? this.deps.checkInterval.firstMs), hinted: retryAfterMs !== null })
+  accepted(job: GenerateResult, retryAfterMs: number | null): void {
+    this.times.observe(job)
+    const now = this.deps.clock.now()
+    this.firstCheck.set(job.id, { acceptedAt: now, at: now + (retryAfterMs ?? this.times.firstWait() ?? this.deps.checkInterval.firstMs), hinted: retryAfterMs !== null })
     if (this.firstCheck.size > MAX_REMEMBERED_JOBS) this.firstCheck.delete(this.firstCheck.keys().next().value as string)
   }
 
-  data(id: string, extra: Partial<CallScope> & { ticket?: Ticket | undefined; priority: Priority }): Promise<Answered<JobData>> {
-    return this.deps.send({
+  async data(id: string, extra: Partial<CallScope> & { ticket?: Ticket | undefined; priority: Priority }): Promise<Answered<JobData>> {
+    const answer = await this.deps.send({
       method: 'GET',
       path: API_PATHS.jobData(encodeURIComponent(id)),
       jobId: id,
@@ -67,6 +73,8 @@ export class Jobs {
       parse: (answer) => parseJobData(answer.json),
       ...extra,
     })
+    this.times.observe(answer.value)
+    return answer
   }
 
   /** `search` is a checked query string (`?limit=5`) or empty. */
@@ -79,6 +87,7 @@ export class Jobs {
       priority: PRIORITY.normal,
       ...scope,
     })
+    for (const job of value) this.times.observe(job)
     return value
   }
 
@@ -90,10 +99,10 @@ export class Jobs {
     }
     if (jobOrId.status === 'failed') throw jobFailedError(jobOrId, this.deps.token)
     if (isJobData(jobOrId) && jobOrId.status === 'done' && typeof jobOrId.css === 'string') return jobOrId
-    const first = this.firstCheck.get(jobOrId.id) ?? { at: now() + this.deps.checkInterval.firstMs, hinted: false }
+    const first = this.firstCheck.get(jobOrId.id) ?? { acceptedAt: now(), at: now() + (this.times.firstWait() ?? this.deps.checkInterval.firstMs), hinted: false }
     this.firstCheck.delete(jobOrId.id)
     const firstCheckAt = jobOrId.status === 'done' ? now() : first.at
-    return this.watcher.watch(jobOrId, { firstCheckAt, hinted: first.hinted, ...scope })
+    return this.watcher.watch(jobOrId, { firstCheckAt, acceptedAt: first.acceptedAt, hinted: first.hinted, ...scope })
   }
 
   /** Ends every wait with `reason` (the client is closing). */

@@ -54,8 +54,10 @@ export interface CreateClientOptions {
   /** Called on every retry, e.g. to log "rate limited, waiting 12 s". */
   onEvent?: (event: ClientEvent) => void
   /**
-   * How often pending jobs are checked (a service's Retry-After still wins). Default: 1 s,
-   * growing ×1.5 up to 10 s. A service on this machine can be asked far more often.
+   * How often pending jobs are checked while nothing tells when they will be done. A
+   * service's Retry-After wins, then how long the jobs the client saw took. Default: 2 s,
+   * growing ×1.5 up to 10 s; no wait is longer than `maxMs`, or shorter than a quarter of
+   * `firstMs` unless the service asks. A service on this machine can be asked far more often.
    */
   checkInterval?: CheckInterval
 }

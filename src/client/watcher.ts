@@ -1,24 +1,34 @@
 /**
- * Waits for many jobs at once at close to one request per job. Each pending job is checked
- * on a growing interval (1 s, ×1.5, up to 10 s, or the service's Retry-After); when several
- * are due at once, one `jobs()` call reports all their states and only the finished ones are
- * fetched with `jobData`. A job due on its own is checked with a `jobData`, which brings the
- * CSS along when the job is done.
+ * Waits for many jobs at once at close to one request per job. A pending job is checked when
+ * the evidence says it is likely done: the service's pending-job hint first, then how long
+ * the jobs seen took (job-times.ts), then when the rest of this batch should be done at the
+ * pace its jobs have been finishing, and with no evidence at all on a growing interval (2 s,
+ * ×1.5, up to 10 s). When several are due at once, one `jobs()` call reports all their
+ * states and only the finished ones are fetched with `jobData`. A job due on its own is
+ * checked with a `jobData`, which brings the CSS along when the job is done.
  */
 import type { Job, JobData } from '../contract/api-contract.ts'
+import { checkMargin, latencyOf, type JobTimes } from './job-times.ts'
 import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText, type InvalidResponseError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import { WakeableLoop } from './loop.ts'
 import type { Ticket } from './scheduler.ts'
 
-/** How often a pending job is checked: first after `firstMs`, then each interval `factor` times the last, up to `maxMs`. */
+/**
+ * How often a pending job is checked while nothing tells when it will be done: first after
+ * `firstMs`, then each interval `factor` times the last. No wait is longer than `maxMs`, nor,
+ * unless the service asks for it, shorter than a quarter of `firstMs`.
+ */
 export interface CheckInterval {
   firstMs: number
   factor: number
   maxMs: number
 }
 
-export const CHECK_INTERVAL: Readonly<CheckInterval> = { firstMs: 1000, factor: 1.5, maxMs: 10_000 }
+export const CHECK_INTERVAL: Readonly<CheckInterval> = { firstMs: 2000, factor: 1.5, maxMs: 10_000 }
+
+/** Jobs due within this share of their wait of each other are checked together. */
+const GROUP_SLACK = 0.1
 
 /** A list answer covers this many jobs at most (the contract's maximum `limit`). */
 const LIST_LIMIT = 100
@@ -49,6 +59,8 @@ export interface WatcherDeps {
   fetchData(id: string, options: CallScope & { ticket?: Ticket; urgent: boolean }): Promise<Answered<JobData>>
   listJobs(options: CallScope & { ticket: Ticket; limit: number }): Promise<Answered<ListedJobs>>
   checkInterval: Readonly<CheckInterval>
+  /** What the client learnt of how long jobs take; the watcher adds every done job it sees. */
+  times: JobTimes
 }
 
 /** One `waitForCss` call: its own deadline and signal. */
@@ -66,13 +78,19 @@ interface Watch {
   /** The page URL; empty until an answer tells it (a wait on a bare id). */
   url: string
   lastStatus: string
+  /** When it was accepted, on the client's clock (a bare id: when the wait began). */
+  acceptedAt: number
   intervalMs: number
   nextCheckAt: number
+  /** How much later than `nextCheckAt` it may be checked, to share a list call with others. */
+  slackMs: number
   /** Set when a list answer did not include this job: check it on its own next time. */
   checkAlone: boolean
   /** Its next check is when the service's pending-job hint said: it is likely done by then. */
   hinted: boolean
   fetching: boolean
+  /** Its time is in the batch's. */
+  counted: boolean
   subscribers: Set<Subscriber>
   /** Aborted when the watch ends, to cancel its requests. */
   controller: AbortController
@@ -88,6 +106,8 @@ const describeJob = (watch: Watch): string => (watch.url ? `${watch.url} (job ${
 
 export class JobWatcher {
   private readonly watches = new Map<string, Watch>()
+  /** How long the jobs of this batch (since no job was waited for) took, as they finished. */
+  private batchLatencies: number[] = []
   private listUnsupported = false
   private readonly loop: WakeableLoop
 
@@ -102,20 +122,24 @@ export class JobWatcher {
    */
   watch(
     job: { id: string; url: string; status: string },
-    options: { firstCheckAt: number; hinted?: boolean; signal?: AbortSignal | undefined; deadline?: number | undefined },
+    options: { firstCheckAt: number; acceptedAt?: number; hinted?: boolean; signal?: AbortSignal | undefined; deadline?: number | undefined },
   ): Promise<JobData> {
     options.signal?.throwIfAborted()
     let watch = this.watches.get(job.id)
     if (!watch) {
+      const acceptedAt = Math.min(options.acceptedAt ?? this.deps.now(), options.firstCheckAt)
       watch = {
         id: job.id,
         url: job.url,
         lastStatus: job.status,
+        acceptedAt,
         intervalMs: this.deps.checkInterval.firstMs,
         nextCheckAt: options.firstCheckAt,
+        slackMs: options.hinted ? 0 : (options.firstCheckAt - acceptedAt) * GROUP_SLACK,
         checkAlone: false,
         hinted: options.hinted === true,
         fetching: false,
+        counted: false,
         subscribers: new Set(),
         controller: new AbortController(),
       }
@@ -178,6 +202,7 @@ export class JobWatcher {
 
   private end(watch: Watch): void {
     if (this.watches.get(watch.id) === watch) this.watches.delete(watch.id)
+    if (this.watches.size === 0) this.batchLatencies = []
     watch.controller.abort()
     this.wake()
   }
@@ -221,9 +246,12 @@ export class JobWatcher {
     for (;;) {
       const waiting = this.pending()
       if (waiting.length === 0) return
-      const nextDue = Math.min(...waiting.map((w) => w.nextCheckAt))
-      if (nextDue > this.deps.now()) {
-        await this.loop.pause(nextDue - this.deps.now())
+      // The earliest due job waits a little for others due just after it (a build's jobs,
+      // accepted a few ms apart), so that one list call finds them all done.
+      const earliest = waiting.reduce((a, b) => (b.nextCheckAt < a.nextCheckAt ? b : a))
+      const groupDue = Math.max(...waiting.filter((w) => w.nextCheckAt <= earliest.nextCheckAt + earliest.slackMs).map((w) => w.nextCheckAt))
+      if (groupDue > this.deps.now()) {
+        await this.loop.pause(groupDue - this.deps.now())
         continue
       }
       // Queue for a slot; a watch coming or going sends us round again, so a slot is not
@@ -273,10 +301,39 @@ export class JobWatcher {
     else this.finish(watch, { error })
   }
 
+  /** Sets when a job found pending is checked next: see the module's header for the order of evidence. */
   private postpone(watch: Watch, retryAfterMs: number | null): void {
-    watch.intervalMs = Math.min(this.deps.checkInterval.maxMs, watch.intervalMs * this.deps.checkInterval.factor)
-    watch.nextCheckAt = this.deps.now() + (retryAfterMs ?? watch.intervalMs)
+    const { firstMs, factor, maxMs } = this.deps.checkInterval
+    watch.intervalMs = Math.min(maxMs, watch.intervalMs * factor)
     watch.hinted = retryAfterMs !== null
+    const now = this.deps.now()
+    if (retryAfterMs !== null) {
+      watch.nextCheckAt = now + retryAfterMs
+      watch.slackMs = 0
+      return
+    }
+    const elapsed = now - watch.acceptedAt
+    const learnt = this.deps.times.waitAfter(elapsed) ?? this.batchWait(elapsed)
+    const wait = learnt === null ? watch.intervalMs : Math.min(maxMs, Math.max(firstMs / 4, learnt))
+    watch.nextCheckAt = now + wait
+    watch.slackMs = wait * GROUP_SLACK
+  }
+
+  /**
+   * When the rest of this batch should be done, at the pace its jobs have been finishing
+   * (the share done grows from the quickest job's time on, as it has so far): a build waits
+   * for all of its pages, so a list call that finds only a few more done buys it nothing.
+   * Null before a job of the batch is done.
+   */
+  private batchWait(elapsed: number): number | null {
+    const done = this.batchLatencies.length
+    if (done === 0) return null
+    const quickest = Math.min(...this.batchLatencies)
+    const pending = [...this.watches.values()].filter((w) => !w.counted).length
+    const share = done / (done + pending)
+    if (elapsed <= quickest) return null
+    const end = quickest + (elapsed - quickest) / share
+    return end - elapsed + checkMargin(end)
   }
 
   private async checkMany(candidates: Watch[], ticket: Ticket): Promise<void> {
@@ -302,6 +359,8 @@ export class JobWatcher {
     } finally {
       for (const watch of candidates) watch.controller.signal.removeEventListener('abort', onEnd)
     }
+    // The token's other done jobs in the list are evidence too of how long jobs take.
+    for (const job of answer.value.jobs) this.deps.times.observe(job)
     const byId = new Map(answer.value.jobs.map((job) => [job.id, job]))
     const invalidById = new Map(answer.value.invalid.map((entry) => [entry.id, entry.error]))
     const now = this.deps.now()
@@ -310,7 +369,7 @@ export class JobWatcher {
       const invalid = invalidById.get(watch.id)
       if (invalid) this.finish(watch, { error: invalid })
       // A job nearly due counts as checked, unless its own hint names a later moment: the list's hint is of its earliest job.
-      else if (job) this.apply(watch, job, answer.retryAfterMs, watch.nextCheckAt <= now + (watch.hinted ? 0 : watch.intervalMs / 2))
+      else if (job) this.apply(watch, job, answer.retryAfterMs, watch.nextCheckAt <= now + watch.slackMs)
       else if (watch.nextCheckAt <= now) watch.checkAlone = true
     }
   }
@@ -325,11 +384,22 @@ export class JobWatcher {
       return
     }
     if (job.status === 'done') {
+      this.learn(watch, job)
       if ('css' in job && typeof job.css === 'string') this.finish(watch, { data: job })
       else this.fetch(watch)
       return
     }
     if (due) this.postpone(watch, retryAfterMs)
+  }
+
+  private learn(watch: Watch, job: Job): void {
+    this.deps.times.observe(job)
+    const latency = latencyOf(job)
+    // Once per job: a list may see it done before its data is fetched.
+    if (latency !== null && !watch.counted) {
+      watch.counted = true
+      this.batchLatencies.push(latency)
+    }
   }
 
   /** Fetches the data of a job a list reported done, ahead of generates and checks. */

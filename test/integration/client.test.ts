@@ -560,8 +560,8 @@ describe('waiting', () => {
     expect(error.message).toContain('processing')
     expect(clock.now()).toBe(deadline)
     expect(fake.requests.every((r) => r.at <= deadline)).toBe(true)
-    // Checks at 1, 2.5, 4.75, 8.1, 13.2, 20.8 and 30.8 s would be one past the deadline.
-    expect(fake.count({ path: /\/data$/ })).toBe(6)
+    // Checks at 2, 5, 9.5, 16.25 and 26.25 s; 36.25 s would be one past the deadline.
+    expect(fake.count({ path: /\/data$/ })).toBe(5)
   })
 
   it('stops waiting, and asking, when the signal aborts', async () => {
@@ -648,15 +648,14 @@ describe('waiting', () => {
     expect((await waiting).message).toContain('closed')
   })
 
-  it('checks at 1 s, then ×1.5, at most every 10 s, however long a job runs', async () => {
+  it('with nothing to go by, checks at 2 s, then ×1.5, at most every 10 s, however long a job runs', async () => {
     const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ statuses: ['processing'] }) } })
     const started = clock.now()
     await failure(generateAndWait(client, PAGE, started + 100_000))
     const checks = fake.requests.filter((r) => r.path.endsWith('/data')).map((r) => r.at - started)
-    expect(checks[0]).toBe(1000)
+    expect(checks[0]).toBe(2000)
     const gaps = checks.slice(1).map((t, i) => t - checks[i]!)
-    // Whole milliseconds on the service's side: 1500, 2250, 3375, 5062.5, 7593.75, then the cap.
-    expect(gaps).toEqual([1500, 2250, 3375, 5062, 7594, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000])
+    expect(gaps).toEqual([3000, 4500, 6750, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000])
   })
 
   it('checks when the service’s Retry-After says to', async () => {
@@ -723,8 +722,68 @@ describe('waiting', () => {
     expect(lists).toBeGreaterThan(0)
     // Each job's data is read about once: only when it is done, except when it was the last one pending.
     expect(data.length).toBeLessThanOrEqual(durations.length + 2)
-    // The slowest job (12 s) is looked at 1, 2.5, 4.75, 8.1 and 13.2 s after it started: 5 rounds, one list each.
-    expect(lists).toBeLessThanOrEqual(6)
+    // Rounds at 2 s and then when the jobs seen so far say the rest should be done.
+    expect(lists).toBeLessThanOrEqual(5)
+  })
+
+  describe('checks timed by how long jobs take', () => {
+    const LISTS = { path: '/api/critical-css/jobs' }
+
+    it('a build of 2 s jobs is looked at once, when they are done: one list call, each job’s data once', async () => {
+      const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ durationMs: 2000, css: 'a{b:c}' }) } })
+      const started = clock.now()
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+      expect(results.every((r) => r.css === 'a{b:c}')).toBe(true)
+      expect(fake.count(LISTS)).toBe(1)
+      expect(fake.count({ path: /\/data$/ })).toBe(50)
+      expect(clock.now() - started).toBeLessThanOrEqual(2100)
+    })
+
+    it('jobs of 1–8 s: after the first look, the rest are looked at when the pace they finish at says they are done', async () => {
+      // The seeded job times of bench:requests.
+      const durations = [1082, 1434, 2092, 2380, 2679, 2805, 3053, 3074, 3576, 3839, 4264, 4629, 4650, 4743, 4873, 5893, 6109, 6349, 7838, 7846]
+      const { fake, client, clock } = await setup({
+        token: { plan: 'pro' },
+        fake: { behaviour: (_url, i) => ({ durationMs: durations[i] ?? 1000 }) },
+        // As bench:requests runs it: the pace is stated, so no usage read.
+        client: { rateLimit: { requestsPerMinute: 60 } },
+      })
+      const started = clock.now()
+      await Promise.all(durations.map((_, i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+      // Before: a list at 1, 2.5, 4.75 and 8.1 s, 2.25 requests a page with the usage read.
+      expect(fake.count(LISTS)).toBe(2)
+      expect(fake.requests.length).toBeLessThanOrEqual(2.1 * durations.length)
+      expect(clock.now() - started).toBeLessThan(11_000)
+    })
+
+    it('a job is first looked at when the jobs seen before it had finished', async () => {
+      const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ durationMs: 3000 }) } })
+      await Promise.all([0, 1].map((i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+      const before = fake.requests.length
+      const accepted = clock.now()
+      await generateAndWait(client, `${PAGE}?p=2`)
+      const checks = fake.requests.slice(before).filter((r) => r.path.endsWith('/data'))
+      // One look, just after 3 s (not at 2 s, and not again at 5 s).
+      expect(checks).toHaveLength(1)
+      expect(checks[0]!.at - accepted).toBeGreaterThanOrEqual(3000)
+      expect(checks[0]!.at - accepted).toBeLessThan(3200)
+    })
+
+    it('the token’s earlier jobs in a list count: pending at the first look, the jobs are looked at again when those took', async () => {
+      const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ durationMs: 2600 }) } })
+      // Another build on the same token finished three such jobs before.
+      const other = createClient({ baseUrl: fake.url, token: TOKEN, now: clock.now, sleep: clock.sleep, dispatcher: clock.dispatcher })
+      cleanups.push(() => other.close())
+      await Promise.all([0, 1, 2].map((i) => generateAndWait(other, `${PAGE}?earlier=${i}`)))
+      const before = fake.requests.length
+      const started = clock.now()
+      await Promise.all([0, 1].map((i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+      const lists = fake.requests.slice(before).filter((r) => r.path === LISTS.path)
+      // At 2 s (pending), then at 2.6 s: not 5 s, the next step of the interval.
+      expect(lists.map((r) => r.at - started)).toEqual([2000, expect.any(Number)])
+      expect(lists[1]!.at - started).toBeGreaterThanOrEqual(2600)
+      expect(lists[1]!.at - started).toBeLessThan(2800)
+    })
   })
 })
 
