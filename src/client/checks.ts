@@ -51,6 +51,14 @@ export function checkToken(token: unknown): string {
   return token
 }
 
+/** The `jobTimes` option: the last 100 of them, each a number of ms ≥ 0. */
+export function checkJobTimes(value: unknown, kept: number): number[] {
+  if (!Array.isArray(value) || !value.every((ms) => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)) {
+    throw new TypeError('`jobTimes` must be an array of job durations in milliseconds (numbers ≥ 0), as `client.jobTimes` gives them.')
+  }
+  return (value as number[]).slice(-kept)
+}
+
 /** Deadlines are absolute ms on the client's clock; Infinity means none. */
 export function checkDeadline(deadline: unknown): number | undefined {
   if (deadline === undefined || deadline === Number.POSITIVE_INFINITY) return undefined

@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { API_PATHS, parseJob, parseJobData } from '../contract/api-contract.ts'
-import { checkBaseUrl, checkDuration, checkGenerate, checkJobId, checkToken, jobsSearch } from './checks.ts'
+import { checkBaseUrl, checkDuration, checkGenerate, checkJobId, checkJobTimes, checkToken, jobsSearch } from './checks.ts'
 import { CriticalCssError, describeBaseUrl } from './errors.ts'
+import { JOB_TIMES_KEPT } from './job-times.ts'
 import { Jobs } from './jobs.ts'
 import { paceFromOption } from './pace.ts'
 import { createSend, type Clock, type Send } from './request.ts'
@@ -72,7 +73,8 @@ function assemble(options: CreateClientOptions): Parts {
     onEvent: options.onEvent,
     usage,
   })
-  const jobs = new Jobs({ send, pacer, clock, token, checkInterval: options.checkInterval ?? CHECK_INTERVAL })
+  const jobTimes = options.jobTimes === undefined ? [] : checkJobTimes(options.jobTimes, JOB_TIMES_KEPT)
+  const jobs = new Jobs({ send, pacer, clock, token, checkInterval: options.checkInterval ?? CHECK_INTERVAL, jobTimes })
   const start = (callOptions: RequestOptions, describe: string): CallScope => startCall(closed.signal, clock.now, callOptions, describe)
   return { shownBaseUrl, pacer, send, usage, jobs, closed, ownAgent, start }
 }
@@ -86,6 +88,10 @@ function publicClient(parts: Parts): CriticalCssClient {
 
     get lastUsage() {
       return usage.last
+    },
+
+    get jobTimes() {
+      return jobs.times.all()
     },
 
     generate: (url, generateOptions = {}) => generate(parts, url, generateOptions),
@@ -143,6 +149,6 @@ async function generate(parts: Parts, url: string, options: GenerateOptions): Pr
     viewportsSent: Boolean(options.viewports),
     ...scope,
   })
-  parts.jobs.accepted(value, retryAfterMs)
+  parts.jobs.accepted(value.id, retryAfterMs)
   return value
 }

@@ -9,7 +9,7 @@
 import type { Job } from '../contract/api-contract.ts'
 
 /** The most recent finished jobs kept; older ones say less about the service as it is now. */
-const KEPT = 100
+export const JOB_TIMES_KEPT = 100
 
 /** Checks go this much after the moment a sample names: timers and the wire are not exact. */
 export function checkMargin(ms: number): number {
@@ -32,12 +32,22 @@ export class JobTimes {
   /** Latency in ms by job id, oldest first. */
   private readonly byId = new Map<string, number>()
 
+  /** `known`: what an earlier client learnt (its `jobTimes`), checked. */
+  constructor(known: readonly number[] = []) {
+    known.forEach((latency, i) => this.byId.set(`known:${i}`, latency))
+  }
+
+  /** The latencies kept, oldest first. */
+  all(): number[] {
+    return [...this.byId.values()]
+  }
+
   /** Learns from a job an answer showed; anything but a done job with sane timestamps is ignored. */
   observe(job: Pick<Job, 'id' | 'status' | 'createdAt' | 'updatedAt'>): void {
     const latency = latencyOf(job)
     if (latency === null || this.byId.has(job.id)) return
     this.byId.set(job.id, latency)
-    if (this.byId.size > KEPT) this.byId.delete(this.byId.keys().next().value as string)
+    if (this.byId.size > JOB_TIMES_KEPT) this.byId.delete(this.byId.keys().next().value as string)
   }
 
   /**

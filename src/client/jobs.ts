@@ -10,7 +10,7 @@ import { PRIORITY, type Pacer, type Priority, type Ticket } from './scheduler.ts
 import { JobTimes } from './job-times.ts'
 import type { CallScope } from './scope.ts'
 import { isJobData, type GenerateResult } from './types.ts'
-import { JobWatcher, jobFailedError, type Answered, type CheckInterval } from './watcher.ts'
+import { JobWatcher, jobFailedError, learntWait, type Answered, type CheckInterval } from './watcher.ts'
 
 export interface JobsDeps {
   send: Send
@@ -18,6 +18,8 @@ export interface JobsDeps {
   clock: Clock
   token: string
   checkInterval: CheckInterval
+  /** What an earlier client learnt of how long jobs take. */
+  jobTimes: readonly number[]
 }
 
 /** Jobs nobody waits for must not pile up in the accepted times for the life of the client. */
@@ -31,10 +33,11 @@ export class Jobs {
    */
   private readonly firstCheck = new Map<string, { acceptedAt: number; at: number; hinted: boolean }>()
   private readonly watcher: JobWatcher
-  private readonly times = new JobTimes()
+  readonly times: JobTimes
 
   constructor(private readonly deps: JobsDeps) {
     const { send, pacer, clock, token, checkInterval } = deps
+    this.times = new JobTimes(deps.jobTimes)
     this.watcher = new JobWatcher({
       ...clock,
       token,
@@ -57,10 +60,9 @@ export class Jobs {
     })
   }
 
-  accepted(job: GenerateResult, retryAfterMs: number | null): void {
-    this.times.observe(job)
+  accepted(id: string, retryAfterMs: number | null): void {
     const now = this.deps.clock.now()
-    this.firstCheck.set(job.id, { acceptedAt: now, at: now + (retryAfterMs ?? this.times.firstWait() ?? this.deps.checkInterval.firstMs), hinted: retryAfterMs !== null })
+    this.firstCheck.set(id, { acceptedAt: now, at: now + (retryAfterMs ?? this.firstWait()), hinted: retryAfterMs !== null })
     if (this.firstCheck.size > MAX_REMEMBERED_JOBS) this.firstCheck.delete(this.firstCheck.keys().next().value as string)
   }
 
@@ -99,10 +101,16 @@ export class Jobs {
     }
     if (jobOrId.status === 'failed') throw jobFailedError(jobOrId, this.deps.token)
     if (isJobData(jobOrId) && jobOrId.status === 'done' && typeof jobOrId.css === 'string') return jobOrId
-    const first = this.firstCheck.get(jobOrId.id) ?? { acceptedAt: now(), at: now() + (this.times.firstWait() ?? this.deps.checkInterval.firstMs), hinted: false }
+    const first = this.firstCheck.get(jobOrId.id) ?? { acceptedAt: now(), at: now() + this.firstWait(), hinted: false }
     this.firstCheck.delete(jobOrId.id)
     const firstCheckAt = jobOrId.status === 'done' ? now() : first.at
     return this.watcher.watch(jobOrId, { firstCheckAt, acceptedAt: first.acceptedAt, hinted: first.hinted, ...scope })
+  }
+
+  /** When to look first at a job without a hint: when the quicker jobs seen had finished, else the check interval's first step. */
+  private firstWait(): number {
+    const learnt = this.times.firstWait()
+    return learnt === null ? this.deps.checkInterval.firstMs : learntWait(learnt, this.deps.checkInterval)
   }
 
   /** Ends every wait with `reason` (the client is closing). */

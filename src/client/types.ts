@@ -60,6 +60,12 @@ export interface CreateClientOptions {
    * `firstMs` unless the service asks. A service on this machine can be asked far more often.
    */
   checkInterval?: CheckInterval
+  /**
+   * How long this service's jobs took before, in ms from creation to done, as an earlier
+   * client's `jobTimes` gave them: the first checks are timed by them from the start, not by
+   * `checkInterval`. At most the last 100 count.
+   */
+  jobTimes?: readonly number[]
 }
 
 export interface RequestOptions {
@@ -100,6 +106,8 @@ export interface CriticalCssClient {
   waitForCss(jobOrId: GenerateResult | string, options?: WaitOptions): Promise<JobData>
   /** The usage read most recently, if any. */
   readonly lastUsage: Usage | null
+  /** How long the service's jobs took, as far as this client has seen (the last 100, oldest first): to pass to the next client's `jobTimes`. */
+  readonly jobTimes: readonly number[]
   /** Closes the client's own connections (not a dispatcher that was passed in). */
   close(): Promise<void>
 }

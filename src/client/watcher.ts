@@ -27,6 +27,11 @@ export interface CheckInterval {
 
 export const CHECK_INTERVAL: Readonly<CheckInterval> = { firstMs: 2000, factor: 1.5, maxMs: 10_000 }
 
+/** A learnt wait, kept within the check interval's bounds. */
+export function learntWait(ms: number, { firstMs, maxMs }: Readonly<CheckInterval>): number {
+  return Math.min(maxMs, Math.max(firstMs / 4, ms))
+}
+
 /** Jobs due within this share of their wait of each other are checked together. */
 const GROUP_SLACK = 0.1
 
@@ -303,7 +308,7 @@ export class JobWatcher {
 
   /** Sets when a job found pending is checked next: see the module's header for the order of evidence. */
   private postpone(watch: Watch, retryAfterMs: number | null): void {
-    const { firstMs, factor, maxMs } = this.deps.checkInterval
+    const { factor, maxMs } = this.deps.checkInterval
     watch.intervalMs = Math.min(maxMs, watch.intervalMs * factor)
     watch.hinted = retryAfterMs !== null
     const now = this.deps.now()
@@ -314,7 +319,7 @@ export class JobWatcher {
     }
     const elapsed = now - watch.acceptedAt
     const learnt = this.deps.times.waitAfter(elapsed) ?? this.batchWait(elapsed)
-    const wait = learnt === null ? watch.intervalMs : Math.min(maxMs, Math.max(firstMs / 4, learnt))
+    const wait = learnt === null ? watch.intervalMs : learntWait(learnt, this.deps.checkInterval)
     watch.nextCheckAt = now + wait
     watch.slackMs = wait * GROUP_SLACK
   }

@@ -62,6 +62,30 @@ export interface ResultCache {
   set(key: string, css: string): Promise<void>
 }
 
+/**
+ * How long a service's jobs took in earlier builds (the client's `jobTimes`), kept beside the
+ * results so that the next build times its first status checks by them. One file per
+ * service; one that cannot be read is no memory, never an error.
+ */
+const jobTimesSchema = z.object({ format: z.literal(FORMAT), service: z.string(), times: z.array(z.number().nonnegative()) })
+
+function jobTimesFile(dir: string, service: string): string {
+  return join(dir, `job-times-${createHash('sha256').update(service).digest('hex').slice(0, 16)}.json`)
+}
+
+export function readJobTimes(dir: string, service: string): number[] {
+  try {
+    const entry = jobTimesSchema.parse(JSON.parse(readFileSync(jobTimesFile(dir, service), 'utf8')))
+    return entry.service === service ? entry.times : []
+  } catch {
+    return []
+  }
+}
+
+export function writeJobTimes(dir: string, service: string, times: readonly number[]): Promise<void> {
+  return writeFileAtomic(jobTimesFile(dir, service), JSON.stringify({ format: FORMAT, service, times }))
+}
+
 export function createResultCache(options: { dir: string; ttlMs: number; now?: () => number }): ResultCache {
   const now = options.now ?? Date.now
   const fileOf = (key: string): string => join(options.dir, `${key}.json`)

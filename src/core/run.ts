@@ -94,7 +94,7 @@ function createLimiter(limit: number): () => Promise<() => void> {
 
 function openMode(input: RunInput): Mode | Promise<Mode> {
   const { options } = input
-  if (options.service !== null) return remoteMode(options, options.service, input.base)
+  if (options.service !== null) return remoteMode(options, options.service, input.base, options.cache ? cacheDirectory(options.cache.dir, input.root) : null)
   if (input.output === undefined) throw new TypeError('runCriticalCss: embedded mode needs the build output')
   return embeddedMode(options, input.output, input.base, input.early)
 }

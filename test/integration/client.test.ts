@@ -769,6 +769,21 @@ describe('waiting', () => {
       expect(checks[0]!.at - accepted).toBeLessThan(3200)
     })
 
+    it('jobTimes: what one client learnt times the first look of the next one’s jobs', async () => {
+      const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ durationMs: 700 }) } })
+      await Promise.all([0, 1].map((i) => generateAndWait(client, `${PAGE}?p=${i}`)))
+      expect(client.jobTimes).toEqual([700, 700])
+      const next = createClient({ baseUrl: fake.url, token: TOKEN, now: clock.now, sleep: clock.sleep, dispatcher: clock.dispatcher, jobTimes: client.jobTimes })
+      cleanups.push(() => next.close())
+      const before = fake.requests.length
+      const accepted = clock.now()
+      await generateAndWait(next, `${PAGE}?p=2`)
+      const checks = fake.requests.slice(before).filter((r) => r.path.endsWith('/data'))
+      // Once, just after 0.7 s, not at the 2 s a client that knows nothing waits.
+      expect(checks.map((r) => r.at - accepted)).toEqual([725])
+      expect(() => createClient({ baseUrl: fake.url, token: TOKEN, jobTimes: [1, -1] })).toThrow(/`jobTimes`/)
+    })
+
     it('the token’s earlier jobs in a list count: pending at the first look, the jobs are looked at again when those took', async () => {
       const { fake, client, clock } = await setup({ fake: { behaviour: () => ({ durationMs: 2600 }) } })
       // Another build on the same token finished three such jobs before.

@@ -4,7 +4,7 @@
  * token never goes. The failure policy is checked with every bundler; the rest with Vite
  * (and webpack where its publicPath differs from Vite's base).
  */
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Options } from '../../src/core/options.ts'
@@ -278,6 +278,31 @@ describe('cache', () => {
     expect(entries.filter((name) => name.endsWith('.json'))).toHaveLength(3)
     expect(entries.filter((name) => name.endsWith('.tmp'))).toEqual([])
   })
+
+  it('remembers how long the service’s jobs took: the next build looks at its jobs when those had finished', async () => {
+    behave = () => ({ durationMs: 600 })
+    const root = await createProject('vite')
+    projects.push(root)
+    const dir = join(root, 'node_modules/.cache/unplugin-critical-css')
+    const checksAfterGenerates = (before: number): number => {
+      const requests = fake.requests.slice(before)
+      const lastGenerate = Math.max(...requests.filter((r) => r.path === GENERATE).map((r) => r.at))
+      return Math.min(...requests.filter((r) => r.path !== GENERATE && r.at >= lastGenerate && !r.path.endsWith('/usage')).map((r) => r.at)) - lastGenerate
+    }
+    let before = fake.requests.length
+    await build('vite', { root, plugin: remote({ cache: {} }) })
+    // Knowing nothing of the service: the first look after 2 s.
+    expect(checksAfterGenerates(before)).toBeGreaterThanOrEqual(1900)
+    const memory = (await readdir(dir)).filter((name) => name.startsWith('job-times-'))
+    expect(memory).toHaveLength(1)
+    expect(await readFile(join(dir, memory[0]!), 'utf8')).not.toContain(TOKEN)
+    // The results go; what the jobs took stays.
+    for (const name of await readdir(dir)) if (!name.startsWith('job-times-')) await rm(join(dir, name))
+    before = fake.requests.length
+    const second = await build('vite', { root, plugin: remote({ cache: {} }) })
+    expect(second.error).toBeNull()
+    expect(checksAfterGenerates(before)).toBeLessThan(1500)
+  }, 20_000)
 
   it('a corrupt entry is a miss, not an error; other viewports are other entries', async () => {
     const root = await createProject('vite')

@@ -10,7 +10,7 @@ import { BadRequestError, NotFoundError, UnauthorizedError, describeBaseUrl } fr
 import type { PaceLimit } from '../../client/scheduler.ts'
 import { reachedService } from '../../client/transport.ts'
 import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS } from '../../contract/api-contract.ts'
-import { cacheKey } from '../cache.ts'
+import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
 import { ENV, type RemoteService, type ResolvedOptions } from '../options.ts'
 import { planPages } from '../pages.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
@@ -49,7 +49,8 @@ async function readPace(client: CriticalCssClient, options: ResolvedOptions, sig
   }
 }
 
-export function remoteMode(options: ResolvedOptions, service: RemoteService, base: string): Mode {
+/** `cacheDir`: where the results are kept, and what the service's jobs took in earlier builds; null with the cache off. */
+export function remoteMode(options: ResolvedOptions, service: RemoteService, base: string, cacheDir: string | null): Mode {
   const name = describeBaseUrl(service.baseUrl)
   return {
     name,
@@ -61,11 +62,20 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService, bas
         baseUrl: service.baseUrl,
         token: service.token.reveal(),
         ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+        ...(cacheDir !== null ? { jobTimes: readJobTimes(cacheDir, name) } : {}),
         onEvent: logRetries(logger),
       })
       try {
         const concurrency = pagesInFlight(await readPace(client, options, signal), options, count)
-        return clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
+        const renderer = clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
+        return {
+          ...renderer,
+          async close() {
+            // A memory, not a result: a build whose cache cannot be written loses nothing but the head start.
+            if (cacheDir !== null && client.jobTimes.length > 0) await writeJobTimes(cacheDir, name, client.jobTimes).catch(() => {})
+            await renderer.close()
+          },
+        }
       } catch (error) {
         await client.close()
         throw error
