@@ -275,7 +275,8 @@ describe('cache', () => {
     expect(second.infos.join('\n')).toContain('3 from cache')
     for (const { file } of SITE_PAGES) expect(html(second, file)).toBe(html(first, file))
     const entries = await readdir(join(root, 'node_modules/.cache/unplugin-critical-css'))
-    expect(entries.filter((name) => name.endsWith('.json'))).toHaveLength(3)
+    // One result per page, beside what the jobs took.
+    expect(entries.filter((name) => name.endsWith('.json') && !name.startsWith('job-times-'))).toHaveLength(3)
     expect(entries.filter((name) => name.endsWith('.tmp'))).toEqual([])
   })
 
