@@ -64,7 +64,7 @@ export interface WatcherDeps {
   fetchData(id: string, options: CallScope & { ticket?: Ticket; urgent: boolean }): Promise<Answered<JobData>>
   listJobs(options: CallScope & { ticket: Ticket; limit: number }): Promise<Answered<ListedJobs>>
   checkInterval: Readonly<CheckInterval>
-  /** What the client learnt of how long jobs take; the watcher adds every done job it sees. */
+  /** What the client learnt of how long jobs take; the watcher adds the jobs its list calls show (fetchData's answers are added by it). */
   times: JobTimes
 }
 
@@ -334,9 +334,9 @@ export class JobWatcher {
     const done = this.batchLatencies.length
     if (done === 0) return null
     const quickest = Math.min(...this.batchLatencies)
+    if (elapsed <= quickest) return null
     const pending = [...this.watches.values()].filter((w) => !w.counted).length
     const share = done / (done + pending)
-    if (elapsed <= quickest) return null
     const end = quickest + (elapsed - quickest) / share
     return end - elapsed + checkMargin(end)
   }
@@ -397,8 +397,8 @@ export class JobWatcher {
     if (due) this.postpone(watch, retryAfterMs)
   }
 
+  /** Adds a done job's time to its batch's (the client's times learnt it where the answer was read). */
   private learn(watch: Watch, job: Job): void {
-    this.deps.times.observe(job)
     const latency = latencyOf(job)
     // Once per job: a list may see it done before its data is fetched.
     if (latency !== null && !watch.counted) {
