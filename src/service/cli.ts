@@ -14,6 +14,8 @@ import { PLANS, type Plan } from '../contract/api-contract.ts'
 import { createToken } from './auth.ts'
 import type { Engine } from '../engine/engine.ts'
 import { startService, tokenRecord } from './server.ts'
+import { fromLocal } from './store/local.ts'
+import type { Store } from './store/types.ts'
 
 const DEFAULT_DATA_DIR = './critical-css-data'
 
@@ -119,13 +121,13 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'))
 }
 
-async function withStore<T>(dataDir: string | undefined, run: (store: import('./store/types.ts').Store) => T): Promise<T> {
+async function withStore<T>(dataDir: string | undefined, run: (store: Store) => Promise<T>): Promise<T> {
   const { openSqliteStore } = await import('./store/sqlite.ts')
-  const store = openSqliteStore(dataDir ?? DEFAULT_DATA_DIR)
+  const store = fromLocal(openSqliteStore(dataDir ?? DEFAULT_DATA_DIR))
   try {
-    return run(store)
+    return await run(store)
   } finally {
-    store.close()
+    await store.close()
   }
 }
 

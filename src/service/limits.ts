@@ -15,6 +15,24 @@ export interface WindowDecision {
   retryAfterSeconds: number | null
 }
 
+/**
+ * The rate windows the routes count requests in: asynchronous, so that they can be shared
+ * by many processes, and atomic per request (a check and its count are one step).
+ */
+export interface RateWindows {
+  take(key: string, limit: number | null, now: number): Promise<WindowDecision>
+  peek(key: string, limit: number | null, now: number): Promise<Omit<WindowDecision, 'allowed' | 'retryAfterSeconds'>>
+}
+
+/** The windows of this process. */
+export function localWindows(windowMs: number): RateWindows {
+  const windows = new SlidingWindows(windowMs)
+  return {
+    take: async (key, limit, now) => windows.take(key, limit, now),
+    peek: async (key, limit, now) => windows.peek(key, limit, now),
+  }
+}
+
 export class SlidingWindows {
   readonly #windowMs: number
   readonly #counted = new Map<string, number[]>()

@@ -100,12 +100,12 @@ export class JobQueue {
   }
 
   /** Puts back what a previous run left: processing jobs are queued again, oldest first. */
-  restore(): void {
+  async restore(): Promise<void> {
     const { store, now } = this.#options
     const stamp = new Date(now()).toISOString()
-    const interrupted = store.jobsWithStatus('processing')
-    for (const job of interrupted) store.updateJob(job.id, { status: 'queued', updatedAt: stamp })
-    const queued = store.jobsWithStatus('queued').sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+    const interrupted = await store.jobsWithStatus('processing')
+    for (const job of interrupted) await store.updateJob(job.id, { status: 'queued', updatedAt: stamp })
+    const queued = (await store.jobsWithStatus('queued')).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
     for (const job of queued) this.enqueue(job)
     if (queued.length) this.#options.log({ event: 'queue_restored', jobs: queued.length, requeued: interrupted.length })
   }
@@ -354,10 +354,10 @@ export class JobQueue {
    * Runs a store call, and while the store is busy tries again on timers, backing off, so
    * the event loop keeps serving. Gives up only when close() stops waiting.
    */
-  async #whenFree<T>(id: string, step: string, call: () => T): Promise<T> {
+  async #whenFree<T>(id: string, step: string, call: () => Promise<T>): Promise<T> {
     for (let wait = BUSY_FIRST_WAIT_MS, tries = 1; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS), tries++) {
       try {
-        return call()
+        return await call()
       } catch (error) {
         if (!(error instanceof StoreBusyError) || this.#stopWrites.signal.aborted) throw error
         // One line per wait, not per try: a lock held for minutes would flood the log.

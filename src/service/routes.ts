@@ -24,7 +24,7 @@ import {
   type JobStatus,
 } from '../contract/api-contract.ts'
 import { bearerToken, hashToken, sameHash } from './auth.ts'
-import { quotaPeriod, quotaResetsAt, type SlidingWindows } from './limits.ts'
+import { quotaPeriod, quotaResetsAt, type RateWindows } from './limits.ts'
 import type { NetworkPolicy } from './network.ts'
 import type { JobQueue } from './queue.ts'
 import { StoreBusyError, type Store, type StoredJob, type TokenRecord } from './store/types.ts'
@@ -46,7 +46,7 @@ export interface ApiAnswer {
 
 export interface RouteContext {
   store: Store
-  windows: SlidingWindows
+  windows: RateWindows
   queue: JobQueue
   now: () => number
   policy: NetworkPolicy
@@ -101,17 +101,17 @@ function newJobId(): string {
 }
 
 /** Looks the token up by its hash and confirms it in constant time. */
-function authenticate(request: ApiRequest, store: Store): TokenRecord | null {
+async function authenticate(request: ApiRequest, store: Store): Promise<TokenRecord | null> {
   const token = bearerToken(header(request, 'authorization'))
   if (token === null) return null
   const hash = hashToken(token)
-  const record = store.tokenByHash(hash)
+  const record = await store.tokenByHash(hash)
   return record && sameHash(record.hash, hash) ? record : null
 }
 
-export function handleApiRequest(request: ApiRequest, context: RouteContext): ApiAnswer {
+export async function handleApiRequest(request: ApiRequest, context: RouteContext): Promise<ApiAnswer> {
   try {
-    return answerRequest(request, context)
+    return await answerRequest(request, context)
   } catch (caught) {
     if (!(caught instanceof StoreBusyError)) throw caught
     // The store's message names its file: the client gets only what it can act on.
@@ -121,17 +121,17 @@ export function handleApiRequest(request: ApiRequest, context: RouteContext): Ap
   }
 }
 
-function answerRequest(request: ApiRequest, context: RouteContext): ApiAnswer {
+async function answerRequest(request: ApiRequest, context: RouteContext): Promise<ApiAnswer> {
   const route = routeOf(request.path)
   if (route === null) return error(404, 'not_found', `No endpoint at ${request.path.slice(0, 200)}.`)
   if (request.method !== route.allow) {
     return error(405, 'method_not_allowed', `Use ${route.allow} for ${request.path.slice(0, 200)}.`, { allow: route.allow })
   }
-  const token = authenticate(request, context.store)
+  const token = await authenticate(request, context.store)
   if (token === null) return error(401, 'unauthorized', 'Missing, malformed or unknown API token.')
 
   const now = context.now()
-  const decision = context.windows.take(token.id, limitOf(token), now)
+  const decision = await context.windows.take(token.id, limitOf(token), now)
   if (!decision.allowed) {
     return error(429, 'rate_limited', `Rate limit of ${limitOf(token)} requests per minute reached; retry after ${decision.retryAfterSeconds} s.`, {
       'retry-after': String(decision.retryAfterSeconds),
@@ -141,22 +141,22 @@ function answerRequest(request: ApiRequest, context: RouteContext): ApiAnswer {
     decision.remaining === null
       ? {}
       : { 'ratelimit-limit': String(limitOf(token)), 'ratelimit-remaining': String(decision.remaining), 'ratelimit-reset': String(decision.resetSeconds) }
-  const answer = answerRoute(route, request, token, context, now)
+  const answer = await answerRoute(route, request, token, context, now)
   return { ...answer, headers: { ...rateHeaders, ...answer.headers } }
 }
 
-function answerRoute(
+async function answerRoute(
   route: NonNullable<ReturnType<typeof routeOf>>,
   request: ApiRequest,
   token: TokenRecord,
   context: RouteContext,
   now: number,
-): ApiAnswer {
+): Promise<ApiAnswer> {
   switch (route.name) {
     case 'generate':
       return generate(request, token, context, now)
     case 'data': {
-      const job = JOB_ID_PATTERN.test(route.jobId ?? '') ? context.store.job(route.jobId!) : null
+      const job = JOB_ID_PATTERN.test(route.jobId ?? '') ? await context.store.job(route.jobId!) : null
       if (!job || job.tokenId !== token.id) return error(404, 'not_found', 'No such job.')
       return { status: 200, headers: pendingHint([job], context), body: jobDataToWire(job) }
     }
@@ -167,7 +167,7 @@ function answerRoute(
   }
 }
 
-function generate(request: ApiRequest, token: TokenRecord, context: RouteContext, now: number): ApiAnswer {
+async function generate(request: ApiRequest, token: TokenRecord, context: RouteContext, now: number): Promise<ApiAnswer> {
   const { store, queue } = context
   let input: unknown
   try {
@@ -189,17 +189,17 @@ function generate(request: ApiRequest, token: TokenRecord, context: RouteContext
     return error(400, 'invalid_request', 'Idempotency-Key must be 1–255 printable ASCII characters.')
   }
   const stamp = new Date(now).toISOString()
-  if (key !== undefined) {
-    const known = store.idempotentJob(token.id, key, new Date(now - IDEMPOTENCY_TTL_MS).toISOString())
-    const job = known === null ? null : store.job(known)
+  const idempotency = key === undefined ? undefined : { key, notBefore: new Date(now - IDEMPOTENCY_TTL_MS).toISOString() }
+  if (idempotency) {
+    const known = await store.idempotentJob(token.id, idempotency.key, idempotency.notBefore)
+    const job = known === null ? null : await store.job(known)
     if (job) return jobAnswer(job, context)
   }
   if (isExpired(token, now)) return error(402, 'subscription_expired', `The subscription expired on ${token.expiresAt}.`)
   const period = quotaPeriod(now)
   const quota = quotaOf(token)
-  if (quota !== null && store.generations(token.id, period) >= quota) {
-    return error(402, 'plan_limit_reached', `The plan's ${quota} generations for ${period} are used up; the quota resets at ${quotaResetsAt(now)}.`)
-  }
+  const quotaUsed = (): ApiAnswer => error(402, 'plan_limit_reached', `The plan's ${quota} generations for ${period} are used up; the quota resets at ${quotaResetsAt(now)}.`)
+  if (quota !== null && (await store.generations(token.id, period)) >= quota) return quotaUsed()
   const full = queue.refusal(token.id)
   if (full) return error(503, 'unavailable', `${full} Try again later.`, { 'retry-after': String(queue.retryAfterSeconds) })
   const job: StoredJob = {
@@ -216,12 +216,12 @@ function generate(request: ApiRequest, token: TokenRecord, context: RouteContext
     viewports: parsed.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
     durationMs: null,
   }
-  // One write: a busy store refuses all of it, so a 503 leaves no job nobody runs and no count nobody got.
-  store.transaction(() => {
-    store.addJob(job)
-    store.countGeneration(token.id, period)
-    if (key !== undefined) store.rememberIdempotency(token.id, key, job.id, stamp)
-  })
+  // One atomic step: a busy store refuses all of it, so a 503 leaves no job nobody runs and no
+  // count nobody got; and another request with the key or the last of the quota, on this
+  // process or another, cannot slip in between the checks above and the write.
+  const accepted = await store.acceptJob({ job, period, quota, ...(idempotency ? { idempotency } : {}) })
+  if (accepted.kind === 'existing') return jobAnswer(accepted.job, context)
+  if (accepted.kind === 'over_quota') return quotaUsed()
   queue.enqueue(job)
   return jobAnswer(job, context)
 }
@@ -241,7 +241,7 @@ function pendingHint(jobs: readonly StoredJob[], context: RouteContext): Record<
   return { 'retry-after': String(Math.min(...(hints as number[]))) }
 }
 
-function listJobs(request: ApiRequest, token: TokenRecord, context: RouteContext): ApiAnswer {
+async function listJobs(request: ApiRequest, token: TokenRecord, context: RouteContext): Promise<ApiAnswer> {
   const limitText = request.query.get('limit')
   const limit = limitText === null ? JOBS_LIMIT.default : /^\d{1,3}$/.test(limitText) ? Number(limitText) : Number.NaN
   if (!(limit >= JOBS_LIMIT.min && limit <= JOBS_LIMIT.max)) {
@@ -251,14 +251,18 @@ function listJobs(request: ApiRequest, token: TokenRecord, context: RouteContext
   if (status !== null && !(JOB_STATUSES as readonly string[]).includes(status)) {
     return error(400, 'invalid_request', `status must be one of ${JOB_STATUSES.join(', ')}.`)
   }
-  const jobs = context.store.listJobs(token.id, { limit, status: (status ?? undefined) as JobStatus | undefined })
+  const jobs = await context.store.listJobs(token.id, { limit, status: (status ?? undefined) as JobStatus | undefined })
   return { status: 200, headers: pendingHint(jobs, context), body: { jobs: jobs.map(jobToWire) } }
 }
 
-function usage(token: TokenRecord, context: RouteContext, now: number): ApiAnswer {
+async function usage(token: TokenRecord, context: RouteContext, now: number): Promise<ApiAnswer> {
   const limit = limitOf(token)
-  const window = context.windows.peek(token.id, limit, now)
   const period = quotaPeriod(now)
+  const [window, generationsUsed, stats] = await Promise.all([
+    context.windows.peek(token.id, limit, now),
+    context.store.generations(token.id, period),
+    context.store.stats(token.id),
+  ])
   return {
     status: 200,
     headers: {},
@@ -266,8 +270,8 @@ function usage(token: TokenRecord, context: RouteContext, now: number): ApiAnswe
       plan: token.plan,
       subscription: { status: isExpired(token, now) ? 'expired' : 'active', expiresAt: token.expiresAt },
       rateLimit: { requestsPerMinute: limit, remaining: window.remaining, resetSeconds: window.resetSeconds },
-      quota: { period: 'month', generationsLimit: quotaOf(token), generationsUsed: context.store.generations(token.id, period), resetsAt: quotaResetsAt(now) },
-      stats: context.store.stats(token.id),
+      quota: { period: 'month', generationsLimit: quotaOf(token), generationsUsed, resetsAt: quotaResetsAt(now) },
+      stats,
     }),
   }
 }

@@ -9,11 +9,12 @@ import type { AddressInfo, Socket } from 'node:net'
 import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../contract/api-contract.ts'
 import { hashToken } from './auth.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
-import { SlidingWindows } from './limits.ts'
+import { localWindows } from './limits.ts'
 import { createEgressProxy, type EgressProxy } from './egress.ts'
 import { createNetworkPolicy, systemResolver, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
 import { handleApiRequest, type ApiAnswer } from './routes.ts'
+import { fromLocal } from './store/local.ts'
 import { createMemoryStore } from './store/memory.ts'
 import type { Store, TokenRecord } from './store/types.ts'
 
@@ -98,9 +99,9 @@ export function tokenRecord(token: ServiceToken, createdAt: string): TokenRecord
 }
 
 async function openStore(dataDir: string | undefined): Promise<Store> {
-  if (dataDir === undefined) return createMemoryStore()
+  if (dataDir === undefined) return fromLocal(createMemoryStore())
   const { openSqliteStore } = await import('./store/sqlite.ts')
-  return openSqliteStore(dataDir)
+  return fromLocal(openSqliteStore(dataDir))
 }
 
 /**
@@ -186,13 +187,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   try {
     engine = options.engine ?? (await defaultEngine(egress, options.workers ?? DEFAULT_WORKERS, safeLog))
   } catch (error) {
-    store.close()
+    await store.close()
     await egress?.close()
     throw error
   }
   // A start that fails past this point lets go of what it opened: the store's file, the browser, the proxy.
   const release = async (): Promise<void> => {
-    store.close()
+    await store.close()
     await engine.close?.()
     await egress?.close()
   }
@@ -200,13 +201,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   try {
     for (const token of options.tokens ?? []) {
       const record = tokenRecord(token, createdAt)
-      if (!store.tokenByHash(record.hash)) store.addToken(record)
+      if (!(await store.tokenByHash(record.hash))) await store.addToken(record)
     }
   } catch (error) {
     await release()
     throw error
   }
-  if (!store.listTokens().some((token) => token.revokedAt === null)) {
+  if (!(await store.listTokens()).some((token) => token.revokedAt === null)) {
     // A new or emptied database answers 401 to everyone: say so once, where the operator looks.
     safeLog({ event: 'no_tokens', message: `No API token is active${options.dataDir ? ` in ${options.dataDir}` : ''}: every request will get 401. Create one with \`critical-css-service token create${options.dataDir ? ` --data-dir ${options.dataDir}` : ''}\`.` })
   }
@@ -226,7 +227,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
           if (refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${refused}.`)
         },
   })
-  const windows = new SlidingWindows(options.rateWindowMs ?? RATE_WINDOW_MS)
+  const windows = localWindows(options.rateWindowMs ?? RATE_WINDOW_MS)
   let closing = false
 
   const sockets = new Set<Socket>()
@@ -263,12 +264,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
               finish({ status: 413, headers: { connection: 'close' }, body: errorBodyToWire({ code: 'payload_too_large', message: `The body is larger than ${MAX_BODY_BYTES} bytes.` }) })
               return
             }
-            finish(
-              handleApiRequest(
-                { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body },
-                { store, windows, queue, now, policy },
-              ),
-            )
+            handleApiRequest(
+              { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body },
+              { store, windows, queue, now, policy },
+            ).then(finish, fault)
           } catch (error) {
             fault(error)
           }
@@ -292,7 +291,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   })
 
   try {
-    queue.restore()
+    await queue.restore()
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Engine, EngineInput } from '../../src/engine/engine.ts'
 import { JobQueue, type QueueOptions } from '../../src/service/queue.ts'
 import { createMemoryStore } from '../../src/service/store/memory.ts'
-import type { Store, StoredJob } from '../../src/service/store/types.ts'
+import { fromLocal } from '../../src/service/store/local.ts'
+import type { LocalStore, StoredJob } from '../../src/service/store/types.ts'
 
 /** One engine call: runs until released, or until its signal aborts. */
 interface Render {
@@ -77,7 +78,8 @@ afterEach(async () => {
 
 interface Setup {
   queue: JobQueue
-  store: Store
+  /** The queue's store, read at once. */
+  store: LocalStore
   gate: Gate
   lines: Record<string, unknown>[]
   /** Stores and enqueues job `name` of `token` (its page is `https://example.com/<name>`). */
@@ -92,7 +94,7 @@ function setup(options: Partial<QueueOptions> = {}): Setup {
   const gate = createGate()
   const lines: Record<string, unknown>[] = []
   const queue = new JobQueue({
-    store,
+    store: fromLocal(store),
     engine: gate,
     workers: 2,
     jobTimeoutMs: 60_000,

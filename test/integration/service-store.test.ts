@@ -13,9 +13,10 @@ import { createClient } from '../../src/client.ts'
 import { hashToken } from '../../src/service/auth.ts'
 import { startService, tokenId, type RunningService } from '../../src/service/server.ts'
 import { EngineError, type Engine, type EngineInput } from '../../src/engine/engine.ts'
+import { fromLocal } from '../../src/service/store/local.ts'
 import { createMemoryStore } from '../../src/service/store/memory.ts'
 import { openSqliteStore } from '../../src/service/store/sqlite.ts'
-import type { Store, StoredJob } from '../../src/service/store/types.ts'
+import type { LocalStore, StoredJob } from '../../src/service/store/types.ts'
 import { createStubEngine, stubCss } from '../fixtures/stub-engine.ts'
 
 const TOKEN = 'tok_store_test_0123456789ab'
@@ -38,7 +39,27 @@ function job(id: string, tokenId: string, status: StoredJob['status'] = 'queued'
 describe.each([
   ['memory', async () => createMemoryStore()],
   ['sqlite', async () => openSqliteStore(await tempDir())],
-])('%s store', (_name, open: () => Promise<Store>) => {
+])('%s store', (_name, open: () => Promise<LocalStore>) => {
+  it('accepts a job as the service does: in one step with its key and the quota', async () => {
+    const store = fromLocal(await open())
+    const period = '2026-11'
+    const idempotency = { key: 'k1', notBefore: '2026-11-20T10:00:00.000Z' }
+    expect(await store.acceptJob({ job: job('j1', 'tok_a'), period, quota: 2, idempotency })).toEqual({ kind: 'created' })
+    // The same key names the first job: nothing new is made or counted.
+    expect(await store.acceptJob({ job: job('j2', 'tok_a'), period, quota: 2, idempotency })).toMatchObject({ kind: 'existing', job: { id: 'j1' } })
+    expect(await store.generations('tok_a', period)).toBe(1)
+    expect(await store.job('j2')).toBeNull()
+    // A key older than notBefore names nothing.
+    expect(await store.acceptJob({ job: job('j3', 'tok_a'), period, quota: 2, idempotency: { key: 'k1', notBefore: '2026-11-21T10:00:00.001Z' } })).toEqual({ kind: 'created' })
+    // The quota is used up: refused, nothing kept; another token has its own.
+    expect(await store.acceptJob({ job: job('j4', 'tok_a'), period, quota: 2 })).toEqual({ kind: 'over_quota' })
+    expect(await store.job('j4')).toBeNull()
+    expect(await store.generations('tok_a', period)).toBe(2)
+    expect(await store.acceptJob({ job: job('x1', 'tok_b'), period, quota: 2 })).toEqual({ kind: 'created' })
+    expect(await store.idempotentJob('tok_a', 'k1', '2026-11-20T10:00:00.000Z')).toBe('j3')
+    await store.close()
+  })
+
   it('keeps tokens by hash and revokes them', async () => {
     const store = await open()
     store.addToken({ id: 'tok_a', hash: hashToken(TOKEN), plan: 'pro', expiresAt: null, quota: 5, createdAt: '2026-11-21T10:00:00.000Z', revokedAt: null })

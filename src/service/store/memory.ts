@@ -1,8 +1,8 @@
 /** The in-memory store: the default, and what the embedded mode runs on. */
 import type { JobStatus } from '../../contract/api-contract.ts'
-import type { JobStats, Store, StoredJob, TokenRecord } from './types.ts'
+import type { JobStats, LocalStore, StoredJob, TokenRecord } from './types.ts'
 
-export function createMemoryStore(): Store {
+export function createMemoryStore(): LocalStore {
   const tokens = new Map<string, TokenRecord>()
   const byHash = new Map<string, TokenRecord>()
   const jobs = new Map<string, StoredJob>()

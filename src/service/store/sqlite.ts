@@ -13,7 +13,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { JobStatus, Plan, Viewport } from '../../contract/api-contract.ts'
-import { StoreBusyError, type JobStats, type Store, type StoredJob, type TokenRecord } from './types.ts'
+import { StoreBusyError, type JobStats, type LocalStore, type StoredJob, type TokenRecord } from './types.ts'
 
 /** Long enough to ride out another connection's short write, short enough not to hold the event loop. */
 const BUSY_TIMEOUT_MS = 5
@@ -114,11 +114,11 @@ function isBusy(error: unknown): boolean {
 }
 
 /** The same store, with SQLite's busy errors turned into the store's own, so callers need not know SQLite. */
-function translatingBusy(store: Store, file: string): Store {
+function translatingBusy(store: LocalStore, file: string): LocalStore {
   const translated = { ...store }
-  for (const name of Object.keys(store) as (keyof Store)[]) {
+  for (const name of Object.keys(store) as (keyof LocalStore)[]) {
     const method = store[name] as (...args: unknown[]) => unknown
-    ;(translated as Record<keyof Store, unknown>)[name] = (...args: unknown[]): unknown => {
+    ;(translated as Record<keyof LocalStore, unknown>)[name] = (...args: unknown[]): unknown => {
       try {
         return method(...args)
       } catch (error) {
@@ -160,7 +160,7 @@ function openChecked(Driver: typeof Database, file: string): Database.Database {
   }
 }
 
-export function openSqliteStore(dataDir: string): Store {
+export function openSqliteStore(dataDir: string): LocalStore {
   mkdirSync(dataDir, { recursive: true })
   const Driver = loadDriver()
   const file = join(dataDir, 'service.db')
