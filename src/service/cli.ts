@@ -2,10 +2,10 @@
 /**
  * `critical-css-service`: run the reference service, and manage its tokens.
  *
- *   critical-css-service serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--workers 2] [--engine MODULE]
- *   critical-css-service token create --plan free|pro|ent [--expires 2027-01-01] [--quota N] [--data-dir DIR]
- *   critical-css-service token list [--data-dir DIR]
- *   critical-css-service token revoke ID [--data-dir DIR]
+ *   critical-css-service serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR | --redis URL] [--workers 2] [--engine MODULE]
+ *   critical-css-service token create --plan free|pro|ent [--expires 2027-01-01] [--quota N] [--data-dir DIR | --redis URL]
+ *   critical-css-service token list [--data-dir DIR | --redis URL]
+ *   critical-css-service token revoke ID [--data-dir DIR | --redis URL]
  */
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -18,6 +18,22 @@ import { fromLocal } from './store/local.ts'
 import type { Store } from './store/types.ts'
 
 const DEFAULT_DATA_DIR = './critical-css-data'
+/** The env var naming the Redis state when --redis is not given. */
+const REDIS_ENV = 'CRITICAL_CSS_REDIS_URL'
+
+/** Where a command's state is: --redis, else the env var, else the data directory. */
+interface StateFlags {
+  'data-dir'?: string | undefined
+  redis?: string | undefined
+}
+const STATE_OPTIONS = { 'data-dir': { type: 'string' }, redis: { type: 'string' } } as const
+
+function redisUrlOf(values: StateFlags): string | undefined {
+  const url = values.redis ?? (process.env[REDIS_ENV] || undefined)
+  if (url !== undefined && !/^rediss?:\/\//.test(url)) throw new UsageError(`--redis (or ${REDIS_ENV}) must be a redis:// or rediss:// URL`)
+  if (url !== undefined && values['data-dir'] !== undefined) throw new UsageError(`--data-dir and --redis name two places for the same state: give one`)
+  return url
+}
 
 const HELP = {
   main: `critical-css-service — the reference Critical CSS Generation API
@@ -28,7 +44,8 @@ Usage:
   critical-css-service token list [options]     ids, plans and expiry of the tokens
   critical-css-service token revoke ID          stop accepting a token
 
-Each command takes --help. Data lives in --data-dir (default ${DEFAULT_DATA_DIR}).
+Each command takes --help. Data lives in --data-dir (default ${DEFAULT_DATA_DIR}), or on
+Redis with --redis URL (or ${REDIS_ENV}) for many service processes on one state.
 `,
   serve: `critical-css-service serve — run the API
 
@@ -36,6 +53,8 @@ Options:
   --port N          port to listen on (default 8787; 0 picks a free one)
   --host ADDR       address to bind (default 127.0.0.1)
   --data-dir DIR    SQLite data directory (default ${DEFAULT_DATA_DIR})
+  --redis URL       keep the state on Redis instead (redis://HOST:PORT; default ${REDIS_ENV}),
+                    shared by every process started with it
   --workers N       pages rendered at once (default 2)
   --job-timeout S   seconds a page may take (default 60)
   --engine MODULE   module whose default export is an Engine, or a function returning one
@@ -53,6 +72,7 @@ Options:
   --expires DATE        ISO date or time after which generate answers 402
   --quota N             generations per calendar month instead of the plan's
   --data-dir DIR        data directory (default ${DEFAULT_DATA_DIR})
+  --redis URL           the Redis state instead (default ${REDIS_ENV})
 
 The token is printed once, on stdout; only its hash is kept.
 `,
@@ -60,11 +80,13 @@ The token is printed once, on stdout; only its hash is kept.
 
 Options:
   --data-dir DIR   data directory (default ${DEFAULT_DATA_DIR})
+  --redis URL      the Redis state instead (default ${REDIS_ENV})
 `,
   revoke: `critical-css-service token revoke ID — stop accepting a token (ID from token list)
 
 Options:
   --data-dir DIR   data directory (default ${DEFAULT_DATA_DIR})
+  --redis URL      the Redis state instead (default ${REDIS_ENV})
 `,
 }
 
@@ -85,13 +107,18 @@ async function loadEngine(module: string | undefined): Promise<Engine | undefine
   return engine as Engine
 }
 
+function stateOf(values: StateFlags): { redisUrl: string } | { dataDir: string } {
+  const redisUrl = redisUrlOf(values)
+  return redisUrl !== undefined ? { redisUrl } : { dataDir: values['data-dir'] ?? DEFAULT_DATA_DIR }
+}
+
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: {
       port: { type: 'string' },
       host: { type: 'string' },
-      'data-dir': { type: 'string' },
+      ...STATE_OPTIONS,
       workers: { type: 'string' },
       'job-timeout': { type: 'string' },
       engine: { type: 'string' },
@@ -105,7 +132,7 @@ async function serve(argv: string[]): Promise<void> {
   const service = await startService({
     port: positiveInteger(values.port, '--port', 8787),
     host: values.host ?? '127.0.0.1',
-    dataDir: values['data-dir'] ?? DEFAULT_DATA_DIR,
+    ...stateOf(values),
     workers: positiveInteger(values.workers, '--workers', 2),
     jobTimeoutMs: positiveInteger(values['job-timeout'], '--job-timeout', 60) * 1000,
     allowPrivateNetworks: values['allow-private-networks'] ?? false,
@@ -121,9 +148,16 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'))
 }
 
-async function withStore<T>(dataDir: string | undefined, run: (store: Store) => Promise<T>): Promise<T> {
-  const { openSqliteStore } = await import('./store/sqlite.ts')
-  const store = fromLocal(openSqliteStore(dataDir ?? DEFAULT_DATA_DIR))
+async function withStore<T>(flags: StateFlags, run: (store: Store) => Promise<T>): Promise<T> {
+  const redisUrl = redisUrlOf(flags)
+  let store: Store
+  if (redisUrl !== undefined) {
+    const { openRedisState } = await import('./store/redis.ts')
+    store = (await openRedisState(redisUrl)).store
+  } else {
+    const { openSqliteStore } = await import('./store/sqlite.ts')
+    store = fromLocal(openSqliteStore(flags['data-dir'] ?? DEFAULT_DATA_DIR))
+  }
   try {
     return await run(store)
   } finally {
@@ -134,7 +168,7 @@ async function withStore<T>(dataDir: string | undefined, run: (store: Store) => 
 async function token(argv: string[]): Promise<void> {
   const [action, ...rest] = argv
   if (action === 'create') {
-    const { values } = parseArgs({ args: rest, options: { plan: { type: 'string' }, expires: { type: 'string' }, quota: { type: 'string' }, 'data-dir': { type: 'string' }, help: { type: 'boolean' } } })
+    const { values } = parseArgs({ args: rest, options: { plan: { type: 'string' }, expires: { type: 'string' }, quota: { type: 'string' }, ...STATE_OPTIONS, help: { type: 'boolean' } } })
     if (values.help) return void process.stdout.write(HELP.create)
     if (!values.plan || !(PLANS as readonly string[]).includes(values.plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`)
     let expiresAt: string | null = null
@@ -149,26 +183,26 @@ async function token(argv: string[]): Promise<void> {
       { token: secret, plan: values.plan as Plan, ...(expiresAt ? { expiresAt } : {}), ...(quota !== null ? { quota } : {}) },
       new Date().toISOString(),
     )
-    await withStore(values['data-dir'], (store) => store.addToken(record))
+    await withStore(values, (store) => store.addToken(record))
     process.stderr.write(`Created ${record.id} (plan ${values.plan}${expiresAt ? `, expires ${expiresAt}` : ''}${quota !== null ? `, quota ${quota}/month` : ''}). The token, shown only now:\n`)
     process.stdout.write(`${secret}\n`)
     return
   }
   if (action === 'list') {
-    const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, help: { type: 'boolean' } } })
+    const { values } = parseArgs({ args: rest, options: { ...STATE_OPTIONS, help: { type: 'boolean' } } })
     if (values.help) return void process.stdout.write(HELP.list)
-    const tokens = await withStore(values['data-dir'], (store) => store.listTokens())
+    const tokens = await withStore(values, (store) => store.listTokens())
     const rows = [['id', 'plan', 'expires', 'quota', 'created', 'revoked'], ...tokens.map((t) => [t.id, t.plan, t.expiresAt ?? '-', t.quota === null ? 'plan' : String(t.quota), t.createdAt, t.revokedAt ?? '-'])]
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
     for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`)
     return
   }
   if (action === 'revoke') {
-    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { 'data-dir': { type: 'string' }, help: { type: 'boolean' } } })
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { ...STATE_OPTIONS, help: { type: 'boolean' } } })
     if (values.help) return void process.stdout.write(HELP.revoke)
     const [id] = positionals
     if (!id) throw new UsageError('token revoke needs the token id (see token list)')
-    const revoked = await withStore(values['data-dir'], (store) => store.revokeToken(id, new Date().toISOString()))
+    const revoked = await withStore(values, (store) => store.revokeToken(id, new Date().toISOString()))
     if (!revoked) throw new UsageError(`no token with id ${id} (see token list)`)
     process.stdout.write(`Revoked ${id}.\n`)
     return

@@ -16,7 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { JOB_FAILURE_CODES } from '../contract/api-contract.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
-import { StoreBusyError, type Store, type StoredJob } from './store/types.ts'
+import { StoreUnavailableError, type Store, type StoredJob } from './store/types.ts'
 
 export interface QueueOptions {
   store: Store
@@ -340,7 +340,7 @@ export class JobQueue {
     try {
       await this.#whenFree(id, String(outcome.patch.status), () => store.updateJob(id, outcome.patch))
     } catch (error) {
-      if (outcome.patch.status !== 'done' || error instanceof StoreBusyError || this.#stopWrites.signal.aborted) throw error
+      if (outcome.patch.status !== 'done' || error instanceof StoreUnavailableError || this.#stopWrites.signal.aborted) throw error
       // The store refused the result itself (too large, say): the job fails, rather than stay processing with no one on it.
       const failure = { code: 'internal', message: 'The service could not keep the result of this page.' }
       await this.#whenFree(id, 'failed', () => store.updateJob(id, { status: 'failed', error: failure, updatedAt: new Date(now()).toISOString() }))
@@ -359,7 +359,7 @@ export class JobQueue {
       try {
         return await call()
       } catch (error) {
-        if (!(error instanceof StoreBusyError) || this.#stopWrites.signal.aborted) throw error
+        if (!(error instanceof StoreUnavailableError) || this.#stopWrites.signal.aborted) throw error
         // One line per wait, not per try: a lock held for minutes would flood the log.
         if (tries === 1) this.#options.log({ event: 'store_busy', job: id, step })
       }
@@ -373,7 +373,7 @@ export class JobQueue {
    * rejection here would have no one to catch it.
    */
   #unrecorded(id: string, error: unknown): void {
-    const reason = error instanceof StoreBusyError || this.#stopWrites.signal.aborted ? 'store_busy' : error instanceof Error ? error.name : 'unknown'
+    const reason = error instanceof StoreUnavailableError || this.#stopWrites.signal.aborted ? 'store_busy' : error instanceof Error ? error.name : 'unknown'
     this.#options.log({ event: 'job_unrecorded', job: id, reason })
   }
 }

@@ -27,7 +27,7 @@ import { bearerToken, hashToken, sameHash } from './auth.ts'
 import { quotaPeriod, quotaResetsAt, type RateWindows } from './limits.ts'
 import type { NetworkPolicy } from './network.ts'
 import type { JobQueue } from './queue.ts'
-import { StoreBusyError, type Store, type StoredJob, type TokenRecord } from './store/types.ts'
+import { StoreUnavailableError, type Store, type StoredJob, type TokenRecord } from './store/types.ts'
 
 export interface ApiRequest {
   method: string
@@ -113,7 +113,7 @@ export async function handleApiRequest(request: ApiRequest, context: RouteContex
   try {
     return await answerRequest(request, context)
   } catch (caught) {
-    if (!(caught instanceof StoreBusyError)) throw caught
+    if (!(caught instanceof StoreUnavailableError)) throw caught
     // The store's message names its file: the client gets only what it can act on.
     return error(503, 'unavailable', `The service cannot store this request now; retry after ${STORE_BUSY_RETRY_AFTER_S} s.`, {
       'retry-after': String(STORE_BUSY_RETRY_AFTER_S),

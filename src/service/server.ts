@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../contract/api-contract.ts'
 import { hashToken } from './auth.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
-import { localWindows } from './limits.ts'
+import { localWindows, type RateWindows } from './limits.ts'
 import { createEgressProxy, type EgressProxy } from './egress.ts'
 import { createNetworkPolicy, systemResolver, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
@@ -36,6 +36,12 @@ export interface ServiceOptions {
   tokens?: ServiceToken[]
   /** Keep jobs, results, usage and tokens in SQLite here; default: in memory. */
   dataDir?: string
+  /**
+   * Keep every piece of shared state on Redis at this URL (`redis://HOST:PORT`), for many
+   * service processes on one state: tokens, jobs, quotas, idempotency keys and the rate
+   * windows, exact across processes. Each process renders the jobs it accepted. Wins over `dataDir`.
+   */
+  redisUrl?: string
   /** What makes the CSS; default: the Chromium engine. */
   engine?: Engine
   /** Jobs rendered at once. Default 2. */
@@ -98,10 +104,17 @@ export function tokenRecord(token: ServiceToken, createdAt: string): TokenRecord
   }
 }
 
-async function openStore(dataDir: string | undefined): Promise<Store> {
-  if (dataDir === undefined) return fromLocal(createMemoryStore())
+/** Where the state lives: Redis, SQLite or memory; the rate windows beside it. */
+async function openState(options: ServiceOptions): Promise<{ store: Store; windows: RateWindows }> {
+  const windowMs = options.rateWindowMs ?? RATE_WINDOW_MS
+  if (options.redisUrl !== undefined) {
+    const { openRedisState } = await import('./store/redis.ts')
+    const state = await openRedisState(options.redisUrl)
+    return { store: state.store, windows: state.windows(windowMs) }
+  }
+  if (options.dataDir === undefined) return { store: fromLocal(createMemoryStore()), windows: localWindows(windowMs) }
   const { openSqliteStore } = await import('./store/sqlite.ts')
-  return fromLocal(openSqliteStore(dataDir))
+  return { store: fromLocal(openSqliteStore(options.dataDir)), windows: localWindows(windowMs) }
 }
 
 /**
@@ -180,7 +193,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const allowPrivateNetworks = options.allowPrivateNetworks ?? false
   const policy = createNetworkPolicy({ allowPrivateNetworks, allowOrigins: options.allowOrigins ?? [], resolve: options.resolve ?? systemResolver })
   // The store first: a damaged database stops the start before a browser is launched.
-  const store = await openStore(options.dataDir)
+  const { store, windows } = await openState(options)
   // Everything allowed needs no checkpoint, and the embedded mode's pages should not pay for one.
   const egress = options.engine || allowPrivateNetworks ? null : createEgressProxy(policy, safeLog)
   let engine: Engine
@@ -209,7 +222,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   if (!(await store.listTokens()).some((token) => token.revokedAt === null)) {
     // A new or emptied database answers 401 to everyone: say so once, where the operator looks.
-    safeLog({ event: 'no_tokens', message: `No API token is active${options.dataDir ? ` in ${options.dataDir}` : ''}: every request will get 401. Create one with \`critical-css-service token create${options.dataDir ? ` --data-dir ${options.dataDir}` : ''}\`.` })
+    const place = options.redisUrl !== undefined ? { shown: 'on Redis', flag: ' --redis URL' } : options.dataDir ? { shown: `in ${options.dataDir}`, flag: ` --data-dir ${options.dataDir}` } : null
+    safeLog({ event: 'no_tokens', message: `No API token is active${place ? ` ${place.shown}` : ''}: every request will get 401. Create one with \`critical-css-service token create${place?.flag ?? ''}\`.` })
   }
   const queue = new JobQueue({
     store,
@@ -227,7 +241,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
           if (refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${refused}.`)
         },
   })
-  const windows = localWindows(options.rateWindowMs ?? RATE_WINDOW_MS)
   let closing = false
 
   const sockets = new Set<Socket>()
@@ -291,7 +304,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   })
 
   try {
-    await queue.restore()
+    // On Redis the jobs in flight are other processes' too: a start must not take them over.
+    if (options.redisUrl === undefined) await queue.restore()
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())

@@ -31,11 +31,15 @@ export interface StoredJob extends JobData {
 export type JobStats = Usage['stats']
 
 /**
- * The store cannot take a write now because something else holds it (another process
- * writing the same database). Nothing of the failed call was kept; the same call may
- * succeed a moment later.
+ * The store cannot answer now (Redis out of reach, a database locked by another process).
+ * Nothing of the failed call was kept; the same call may succeed a moment later.
  */
-export class StoreBusyError extends Error {
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError'
+}
+
+/** The store cannot take a write now because another process holds the database's write lock. */
+export class StoreBusyError extends StoreUnavailableError {
   override name = 'StoreBusyError'
   constructor(where: string) {
     super(`The store at ${where} is busy: another process holds its write lock.`)

@@ -1,0 +1,146 @@
+/**
+ * The reference service with its state on a real redis-server (127.0.0.1 only): several
+ * service processes on one state keep the plan's limits, the quota, idempotency keys and
+ * tokens exactly as one would, and ride out an outage of Redis.
+ */
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startService, type RunningService, type ServiceOptions } from '../../src/service/server.ts'
+import { startRedis, type TestRedis } from '../fixtures/redis.ts'
+import { createStubEngine } from '../fixtures/stub-engine.ts'
+
+const FREE = 'tok_redis_free_0123456789ab'
+const PRO = 'tok_redis_pro_0123456789abc'
+const PAGE = 'https://example.com/pricing'
+const GENERATE = '/api/critical-css/generate'
+const CLI = fileURLToPath(new URL('../../src/service/cli.ts', import.meta.url))
+
+let redis: TestRedis
+const running: RunningService[] = []
+
+beforeAll(async () => {
+  redis = await startRedis({ appendOnly: true })
+})
+afterEach(async () => {
+  for (const service of running.splice(0)) await service.close()
+  await redis.start().catch(() => {})
+  const client = new Redis(redis.url)
+  await client.flushall()
+  client.disconnect()
+})
+afterAll(async () => {
+  await redis.close()
+})
+
+async function node(options: Partial<ServiceOptions> = {}): Promise<RunningService> {
+  const service = await startService({
+    redisUrl: redis.url,
+    tokens: [
+      { token: FREE, plan: 'free' },
+      { token: PRO, plan: 'pro', quota: 2 },
+    ],
+    engine: createStubEngine(() => ({ delayMs: 20 })),
+    resolve: async () => ['93.184.216.34'],
+    log: () => {},
+    ...options,
+  })
+  running.push(service)
+  return service
+}
+
+async function call(service: RunningService, path: string, init: { token?: string; body?: unknown; key?: string } = {}) {
+  const headers: Record<string, string> = { authorization: `Bearer ${init.token ?? FREE}` }
+  if (init.body !== undefined) headers['content-type'] = 'application/json'
+  if (init.key !== undefined) headers['idempotency-key'] = init.key
+  const response = await fetch(service.url + path, { method: init.body !== undefined ? 'POST' : 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) })
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> }
+}
+
+async function untilDone(service: RunningService, id: string, token: string): Promise<Record<string, unknown>> {
+  for (let tries = 0; tries < 200; tries++) {
+    const answer = await call(service, `/api/critical-css/job/${id}/data`, { token })
+    if (answer.body.status === 'done' || answer.body.status === 'failed') return answer.body
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`job ${id} not finished`)
+}
+
+describe('service on Redis', () => {
+  it('two nodes admit exactly the free plan’s 5 requests a minute between them; the rest get 429 with a true Retry-After', async () => {
+    const [a, b] = [await node(), await node()]
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => call(i % 2 === 0 ? a : b, GENERATE, { body: { url: `${PAGE}?p=${i}` } })))
+    expect(answers.filter((answer) => answer.status === 202)).toHaveLength(5)
+    const refused = answers.filter((answer) => answer.status === 429)
+    expect(refused).toHaveLength(15)
+    for (const answer of refused) {
+      const seconds = Number(answer.headers.get('retry-after'))
+      // The first counted request leaves the window a minute after it was sent.
+      expect(seconds).toBeGreaterThanOrEqual(59)
+      expect(seconds).toBeLessThanOrEqual(60)
+    }
+    // Both nodes see the window as it is: nothing left.
+    for (const service of [a, b]) expect((await call(service, '/api/critical-css/jobs')).status).toBe(429)
+  })
+
+  it('an idempotency key, the quota and the jobs hold across nodes', async () => {
+    const [a, b] = [await node(), await node()]
+    const first = await call(a, GENERATE, { token: PRO, body: { url: PAGE }, key: 'build-1' })
+    expect(first.status).toBe(202)
+    const again = await call(b, GENERATE, { token: PRO, body: { url: PAGE }, key: 'build-1' })
+    expect(again.body.id).toBe(first.body.id)
+    expect((await call(b, GENERATE, { token: PRO, body: { url: `${PAGE}?2` }, key: 'build-2' })).status).toBe(202)
+    // Two generations of a quota of 2: the third is refused on either node.
+    const third = await call(a, GENERATE, { token: PRO, body: { url: `${PAGE}?3` }, key: 'build-3' })
+    expect(third.status).toBe(402)
+    expect(third.body).toMatchObject({ error: { code: 'plan_limit_reached' } })
+    const usage = await call(b, '/api/critical-css/usage', { token: PRO })
+    expect(usage.body).toMatchObject({ plan: 'pro', quota: { generations_used: 2, generations_limit: 2 } })
+    // Accepted on a, its data read on b.
+    const done = await untilDone(b, String(first.body.id), PRO)
+    expect(done).toMatchObject({ status: 'done', css_available: true })
+    const listed = await call(b, '/api/critical-css/jobs', { token: PRO })
+    expect((listed.body.jobs as { id: string }[]).map((job) => job.id)).toContain(first.body.id)
+  })
+
+  it('Redis away: 503 with Retry-After, then answers again by itself, with every accepted job kept', async () => {
+    const service = await node()
+    const accepted = await call(service, GENERATE, { token: PRO, body: { url: PAGE } })
+    expect(accepted.status).toBe(202)
+    await untilDone(service, String(accepted.body.id), PRO)
+    await redis.stop(true)
+    const away = await call(service, '/api/critical-css/usage', { token: PRO })
+    expect(away.status).toBe(503)
+    expect(away.body).toMatchObject({ error: { code: 'unavailable' } })
+    expect(Number(away.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    await redis.start()
+    let back = away
+    for (let tries = 0; tries < 100 && back.status !== 200; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      back = await call(service, '/api/critical-css/usage', { token: PRO })
+    }
+    expect(back.status).toBe(200)
+    // Killed, not shut down: what was accepted is in the append-only file.
+    expect((await call(service, `/api/critical-css/job/${String(accepted.body.id)}/data`, { token: PRO })).body).toMatchObject({ status: 'done' })
+  })
+
+  it('token create --redis makes a token every node accepts', () => {
+    const created = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'token', 'create', '--plan', 'free', '--redis', redis.url], { encoding: 'utf8' })
+    expect(created.status, created.stderr).toBe(0)
+    const secret = created.stdout.trim()
+    return (async () => {
+      const service = await node({ tokens: [] })
+      expect((await call(service, '/api/critical-css/usage', { token: secret })).body).toMatchObject({ plan: 'free' })
+      const listed = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'token', 'list', '--redis', redis.url], { encoding: 'utf8' })
+      expect(listed.stdout).toMatch(/free/)
+      expect(listed.stdout).not.toContain(secret)
+    })()
+  })
+
+  it('--data-dir and --redis together are refused, naming both', () => {
+    const both = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'token', 'list', '--redis', redis.url, '--data-dir', '/tmp/x'], { encoding: 'utf8' })
+    expect(both.status).toBe(2)
+    expect(both.stderr).toMatch(/--data-dir and --redis/)
+  })
+})
