@@ -185,7 +185,7 @@ function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   return (
     /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|LOADING|READONLY|CLUSTERDOWN/i.test(message) ||
-    (typeof code === 'string' && /^E[A-Z]+$/.test(code))
+    (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/.test(code))
   )
 }
 
