@@ -44,6 +44,8 @@ async function setup(options: Partial<ServiceOptions> = {}, behaviour?: (url: st
     log: (line) => lines.push(line),
     // Jobs left running at the end of a test go back to the queue quickly.
     shutdownGraceMs: 500,
+    // service-on-redis.test.ts runs this suite again with the state on Redis.
+    ...(process.env.UCC_TEST_REDIS_URL ? { redisUrl: process.env.UCC_TEST_REDIS_URL } : {}),
     ...options,
   })
   running.push(service)
