@@ -125,6 +125,37 @@ describe('service on Redis', () => {
     expect((await call(service, `/api/critical-css/job/${String(accepted.body.id)}/data`, { token: PRO })).body).toMatchObject({ status: 'done' })
   })
 
+  it('Redis stopped for 5 s under load: refusals are 503 with Retry-After, and every job accepted before, during or after ends done', async () => {
+    const ent = 'tok_redis_ent_0123456789abc'
+    const [a, b] = [await node({ tokens: [{ token: ent, plan: 'ent' }], engine: createStubEngine(() => ({ delayMs: 200 })) }), await node({ tokens: [{ token: ent, plan: 'ent' }] })]
+    const accepted: string[] = []
+    const statuses: number[] = []
+    let retryAfterMissing = 0
+    let sending = true
+    const load = (async () => {
+      for (let i = 0; sending; i++) {
+        const answer = await call(i % 2 === 0 ? a : b, GENERATE, { token: ent, body: { url: `${PAGE}?load=${i}` } })
+        statuses.push(answer.status)
+        if (answer.status === 202) accepted.push(String(answer.body.id))
+        if (answer.status === 503 && !(Number(answer.headers.get('retry-after')) >= 1)) retryAfterMissing += 1
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    })()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await redis.stop(true)
+    await new Promise((resolve) => setTimeout(resolve, 5000))
+    await redis.start()
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    sending = false
+    await load
+    expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0)
+    expect(statuses.filter((status) => status !== 202 && status !== 503)).toEqual([])
+    expect(retryAfterMissing).toBe(0)
+    // Accepted before the outage, its job was rendering while Redis was away: its result waited.
+    expect(accepted.length).toBeGreaterThan(10)
+    for (const id of accepted) expect(await untilDone(a, id, ent), id).toMatchObject({ status: 'done' })
+  }, 30_000)
+
   it('token create --redis makes a token every node accepts', () => {
     const created = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'token', 'create', '--plan', 'free', '--redis', redis.url], { encoding: 'utf8' })
     expect(created.status, created.stderr).toBe(0)
