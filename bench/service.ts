@@ -4,8 +4,10 @@
  * 1. Requests: 2,000 requests, 50 at a time, from a pro and an ent token at once
  *    (generates, job data, lists, usage), with the stub engine (5 ms a page). Checks: no
  *    answer but 200/202 and the pro token's intended 429s, no job lost (every accepted
- *    generate ends done), and prints latency percentiles per token. Beside it, the same
- *    load on a bare node:http server answering {} (the floor).
+ *    generate ends done), and prints latency percentiles per token. Once with the state in
+ *    memory and once on a redis-server started for it on 127.0.0.1 (issue 18; skipped
+ *    without redis-server). Beside it, the same load on a bare node:http server answering
+ *    {} (the floor).
  * 2. Jobs: three ent tokens submit 400 generates each, 20 in flight per token, to a
  *    service with a 50 ms stub engine and 2 workers (40 jobs/s at most), with the queue
  *    bounds small enough to be hit (maxQueuedPerToken 200, maxQueued 300) and, as the
@@ -18,6 +20,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Agent, request } from 'undici'
 import { startService } from '../src/service/server.ts'
+import { hasRedis, startRedis } from '../test/fixtures/redis.ts'
 import { createStubEngine } from '../test/fixtures/stub-engine.ts'
 
 const TOTAL = 2000
@@ -64,9 +67,15 @@ async function load(baseUrl: string, plan: (i: number) => { token: string; metho
   return { samples, wallMs }
 }
 
-async function requestLoad(): Promise<void> {
+async function requestLoad(state: { name: string; redisUrl?: string }): Promise<void> {
   const engine = createStubEngine(() => ({ delayMs: 5 }))
-  const service = await startService({ tokens: [{ token: PRO, plan: 'pro' }, { token: ENT, plan: 'ent' }], engine, workers: 4, allowPrivateNetworks: true })
+  const service = await startService({
+    tokens: [{ token: PRO, plan: 'pro' }, { token: ENT, plan: 'ent' }],
+    engine,
+    workers: 4,
+    allowPrivateNetworks: true,
+    ...(state.redisUrl ? { redisUrl: state.redisUrl } : {}),
+  })
   const accepted: string[] = []
   const acceptedEnt: string[] = []
   const kinds = ['generate', 'usage', 'jobs', 'data'] as const
@@ -114,8 +123,8 @@ async function requestLoad(): Promise<void> {
   bare.close()
 
   const rows: [string, Sample[], number][] = [
-    ['service, ent token', samples.filter((s) => s.token === ENT), wallMs],
-    ['service, pro token', samples.filter((s) => s.token === PRO), wallMs],
+    [`service (${state.name}), ent token`, samples.filter((s) => s.token === ENT), wallMs],
+    [`service (${state.name}), pro token`, samples.filter((s) => s.token === PRO), wallMs],
     ['bare node:http {}', floor.samples, floor.wallMs],
   ]
   console.log(`\n${TOTAL} requests, ${CONCURRENCY} concurrent, loopback, Node ${process.version}\n`)
@@ -378,5 +387,15 @@ async function jobLoad(): Promise<void> {
   if (faults > 0) process.exitCode = 1
 }
 
-await requestLoad()
+await requestLoad({ name: 'state in memory' })
+if (hasRedis()) {
+  const redis = await startRedis()
+  try {
+    await requestLoad({ name: 'state on Redis', redisUrl: redis.url })
+  } finally {
+    await redis.close()
+  }
+} else {
+  console.log('\nNo redis-server on this machine: the Redis row is skipped.')
+}
 await jobLoad()
