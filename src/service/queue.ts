@@ -50,7 +50,7 @@ const MAX_PREEMPTIONS = 2
 type JobPatch = Parameters<Store['updateJob']>[1]
 
 /** What a job's run ends with: the write that records it, and the line that reports it. */
-interface Outcome {
+export interface Outcome {
   patch: JobPatch
   line: Record<string, unknown>
   /** Preempted: once recorded as queued, the job goes back to the front of its token's line. */
@@ -302,35 +302,20 @@ export class JobQueue {
 
   /** Runs the engine on the job and says how it ended; never throws. */
   async #render(job: StoredJob, started: number, controller: AbortController): Promise<Outcome> {
-    const { engine, now, jobTimeoutMs } = this.#options
-    const id = job.id
-    const endsAt = Date.now() + jobTimeoutMs
-    const deadline = AbortSignal.timeout(jobTimeoutMs)
-    const signal = AbortSignal.any([deadline, controller.signal])
     try {
-      // Aborted while its processing write waited on a busy store: the engine is not started.
-      signal.throwIfAborted()
-      await this.#options.beforeRun?.(job, signal)
-      const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId }), signal)
-      const finished = now()
-      this.#recentMs.push(finished - started)
-      if (this.#recentMs.length > RECENT_RENDERS) this.#recentMs.shift()
-      const cssBytes = Buffer.byteLength(css)
-      return {
-        patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null },
-        line: { event: 'job_done', job: id, ms: finished - started, css_bytes: cssBytes },
+      const outcome = await renderJob(job, this.#options, started, controller.signal)
+      if (outcome.renderMs !== undefined) {
+        this.#recentMs.push(outcome.renderMs)
+        if (this.#recentMs.length > RECENT_RENDERS) this.#recentMs.shift()
       }
-    } catch (error) {
-      const stamp = new Date(now()).toISOString()
-      if (controller.signal.aborted && controller.signal.reason instanceof ShutdownSignal) {
-        return { patch: { status: 'queued', updatedAt: stamp }, line: { event: 'job_requeued', job: id } }
+      return outcome
+    } catch {
+      const stamp = new Date(this.#options.now()).toISOString()
+      if (controller.signal.reason instanceof ShutdownSignal) {
+        return { patch: { status: 'queued', updatedAt: stamp }, line: { event: 'job_requeued', job: job.id } }
       }
-      if (!deadline.aborted && controller.signal.reason instanceof PreemptedSignal) {
-        // Not a failure: the job is rendered again when a worker is free for its token.
-        return { patch: { status: 'queued', updatedAt: stamp }, line: { event: 'job_preempted', job: id, times: this.#preemptions.get(id) ?? 1 }, again: true }
-      }
-      const failure = deadline.aborted ? { code: 'timeout', message: `The page did not finish rendering within ${seconds(jobTimeoutMs)} s.` } : describeFailure(error)
-      return { patch: { status: 'failed', error: failure, durationMs: now() - started, updatedAt: stamp }, line: { event: 'job_failed', job: id, code: failure.code } }
+      // Preempted, not a failure: the job is rendered again when a worker is free for its token.
+      return { patch: { status: 'queued', updatedAt: stamp }, line: { event: 'job_preempted', job: job.id, times: this.#preemptions.get(job.id) ?? 1 }, again: true }
     }
   }
 
@@ -355,16 +340,7 @@ export class JobQueue {
    * the event loop keeps serving. Gives up only when close() stops waiting.
    */
   async #whenFree<T>(id: string, step: string, call: () => Promise<T>): Promise<T> {
-    for (let wait = BUSY_FIRST_WAIT_MS, tries = 1; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS), tries++) {
-      try {
-        return await call()
-      } catch (error) {
-        if (!(error instanceof StoreUnavailableError) || this.#stopWrites.signal.aborted) throw error
-        // One line per wait, not per try: a lock held for minutes would flood the log.
-        if (tries === 1) this.#options.log({ event: 'store_busy', job: id, step })
-      }
-      await sleep(wait, undefined, { signal: this.#stopWrites.signal })
-    }
+    return whileUnavailable(call, this.#stopWrites.signal, () => this.#options.log({ event: 'store_busy', job: id, step }))
   }
 
   /**
@@ -378,7 +354,59 @@ export class JobQueue {
   }
 }
 
-function seconds(ms: number): string {
+/**
+ * Runs a store call, and while the store cannot answer tries again on timers, backing off,
+ * so the event loop keeps serving. Gives up only when `stop` aborts. `firstWait` is said
+ * once per wait, not per try: a lock held for minutes would flood the log.
+ */
+export async function whileUnavailable<T>(call: () => Promise<T>, stop: AbortSignal, firstWait: () => void): Promise<T> {
+  for (let wait = BUSY_FIRST_WAIT_MS, tries = 1; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS), tries++) {
+    try {
+      return await call()
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || stop.aborted) throw error
+      if (tries === 1) firstWait()
+    }
+    await sleep(wait, undefined, { signal: stop })
+  }
+}
+
+/**
+ * Renders a job within its deadline and says how it ended: done, or failed (the deadline,
+ * the engine's own code). Rejects only when `stop` aborts it first; what that means (back
+ * to the queue) is the caller's. `renderMs` is set for a finished render.
+ */
+export async function renderJob(
+  job: StoredJob,
+  options: Pick<QueueOptions, 'engine' | 'now' | 'jobTimeoutMs' | 'beforeRun'>,
+  started: number,
+  stop: AbortSignal,
+): Promise<Outcome & { renderMs?: number }> {
+  const { engine, now, jobTimeoutMs } = options
+  const id = job.id
+  const endsAt = Date.now() + jobTimeoutMs
+  const deadline = AbortSignal.timeout(jobTimeoutMs)
+  const signal = AbortSignal.any([deadline, stop])
+  try {
+    // Aborted while its processing write waited on a busy store: the engine is not started.
+    signal.throwIfAborted()
+    await options.beforeRun?.(job, signal)
+    const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId }), signal)
+    const finished = now()
+    const cssBytes = Buffer.byteLength(css)
+    return {
+      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null },
+      line: { event: 'job_done', job: id, ms: finished - started, css_bytes: cssBytes },
+      renderMs: finished - started,
+    }
+  } catch (error) {
+    if (stop.aborted && !deadline.aborted) throw stop.reason
+    const failure = deadline.aborted ? { code: 'timeout', message: `The page did not finish rendering within ${seconds(jobTimeoutMs)} s.` } : describeFailure(error)
+    return { patch: { status: 'failed', error: failure, durationMs: now() - started, updatedAt: new Date(now()).toISOString() }, line: { event: 'job_failed', job: id, code: failure.code } }
+  }
+}
+
+export function seconds(ms: number): string {
   return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000))
 }
 
