@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { PLANS, type Plan } from '../contract/api-contract.ts'
 import { createToken } from './auth.ts'
 import type { Engine } from '../engine/engine.ts'
-import { startService, tokenRecord } from './server.ts'
+import { startService, tokenRecord, type ServiceRole } from './server.ts'
 import { fromLocal } from './store/local.ts'
 import type { Store } from './store/types.ts'
 
@@ -54,7 +54,11 @@ Options:
   --host ADDR       address to bind (default 127.0.0.1)
   --data-dir DIR    SQLite data directory (default ${DEFAULT_DATA_DIR})
   --redis URL       keep the state on Redis instead (redis://HOST:PORT; default ${REDIS_ENV}),
-                    shared by every process started with it
+                    shared by every process started with it, with one job queue
+  --role R          with --redis: api (answer requests, render nothing), worker (render,
+                    answer nothing) or all (default)
+  --worker-lock S   with --redis: seconds a render worker may stop answering before its
+                    job goes to another (default 30)
   --workers N       pages rendered at once (default 2)
   --job-timeout S   seconds a page may take (default 60)
   --engine MODULE   module whose default export is an Engine, or a function returning one
@@ -112,6 +116,17 @@ function stateOf(values: StateFlags): { redisUrl: string } | { dataDir: string }
   return redisUrl !== undefined ? { redisUrl } : { dataDir: values['data-dir'] ?? DEFAULT_DATA_DIR }
 }
 
+const ROLES = ['api', 'worker', 'all'] as const
+
+function roleOf(values: StateFlags & { role?: string | undefined; 'worker-lock'?: string | undefined }): { role?: ServiceRole; workerLockMs?: number } {
+  if (values.role !== undefined && !(ROLES as readonly string[]).includes(values.role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`)
+  if ((values.role !== undefined || values['worker-lock'] !== undefined) && redisUrlOf(values) === undefined) throw new UsageError('--role and --worker-lock need --redis: processes share work only through Redis')
+  return {
+    ...(values.role !== undefined ? { role: values.role as ServiceRole } : {}),
+    ...(values['worker-lock'] !== undefined ? { workerLockMs: positiveInteger(values['worker-lock'], '--worker-lock', 30) * 1000 } : {}),
+  }
+}
+
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -119,6 +134,8 @@ async function serve(argv: string[]): Promise<void> {
       port: { type: 'string' },
       host: { type: 'string' },
       ...STATE_OPTIONS,
+      role: { type: 'string' },
+      'worker-lock': { type: 'string' },
       workers: { type: 'string' },
       'job-timeout': { type: 'string' },
       engine: { type: 'string' },
@@ -133,6 +150,7 @@ async function serve(argv: string[]): Promise<void> {
     port: positiveInteger(values.port, '--port', 8787),
     host: values.host ?? '127.0.0.1',
     ...stateOf(values),
+    ...roleOf(values),
     workers: positiveInteger(values.workers, '--workers', 2),
     jobTimeoutMs: positiveInteger(values['job-timeout'], '--job-timeout', 60) * 1000,
     allowPrivateNetworks: values['allow-private-networks'] ?? false,

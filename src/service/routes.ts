@@ -26,7 +26,7 @@ import {
 import { bearerToken, hashToken, sameHash } from './auth.ts'
 import { quotaPeriod, quotaResetsAt, type RateWindows } from './limits.ts'
 import type { NetworkPolicy } from './network.ts'
-import type { JobQueue } from './queue.ts'
+import type { RenderQueue } from './shared-queue.ts'
 import { StoreUnavailableError, type Store, type StoredJob, type TokenRecord } from './store/types.ts'
 
 export interface ApiRequest {
@@ -47,7 +47,7 @@ export interface ApiAnswer {
 export interface RouteContext {
   store: Store
   windows: RateWindows
-  queue: JobQueue
+  queue: RenderQueue
   now: () => number
   policy: NetworkPolicy
 }
@@ -200,7 +200,7 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
   const quota = quotaOf(token)
   const quotaUsed = (): ApiAnswer => error(402, 'plan_limit_reached', `The plan's ${quota} generations for ${period} are used up; the quota resets at ${quotaResetsAt(now)}.`)
   if (quota !== null && (await store.generations(token.id, period)) >= quota) return quotaUsed()
-  const full = queue.refusal(token.id)
+  const full = await queue.refusal(token.id)
   if (full) return error(503, 'unavailable', `${full} Try again later.`, { 'retry-after': String(queue.retryAfterSeconds) })
   const job: StoredJob = {
     id: newJobId(),
@@ -222,7 +222,7 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
   const accepted = await store.acceptJob({ job, period, quota, ...(idempotency ? { idempotency } : {}) })
   if (accepted.kind === 'existing') return jobAnswer(accepted.job, context)
   if (accepted.kind === 'over_quota') return quotaUsed()
-  queue.enqueue(job)
+  await queue.enqueue(job)
   return jobAnswer(job, context)
 }
 

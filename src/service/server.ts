@@ -16,7 +16,8 @@ import { JobQueue } from './queue.ts'
 import { handleApiRequest, type ApiAnswer } from './routes.ts'
 import { fromLocal } from './store/local.ts'
 import { createMemoryStore } from './store/memory.ts'
-import type { Store, TokenRecord } from './store/types.ts'
+import type { RenderQueue } from './shared-queue.ts'
+import type { Store, StoredJob, TokenRecord } from './store/types.ts'
 
 export interface ServiceToken {
   token: string
@@ -26,6 +27,8 @@ export interface ServiceToken {
   /** Generations per calendar month; default: the plan's. */
   quota?: number
 }
+
+export type ServiceRole = 'api' | 'worker' | 'all'
 
 export interface ServiceOptions {
   /** 0 (default): an ephemeral port. */
@@ -39,9 +42,17 @@ export interface ServiceOptions {
   /**
    * Keep every piece of shared state on Redis at this URL (`redis://HOST:PORT`), for many
    * service processes on one state: tokens, jobs, quotas, idempotency keys and the rate
-   * windows, exact across processes. Each process renders the jobs it accepted. Wins over `dataDir`.
+   * windows, exact across processes, and one job queue (BullMQ) that every render worker
+   * takes from. Wins over `dataDir`.
    */
   redisUrl?: string
+  /**
+   * With `redisUrl`: `api` answers requests and renders nothing (no browser), `worker`
+   * renders jobs and answers no request (it does not listen), `all` (default) both.
+   */
+  role?: ServiceRole
+  /** With `redisUrl`: how long a render worker may stop answering before its job goes to another. Default 30 000 ms. */
+  workerLockMs?: number
   /** What makes the CSS; default: the Chromium engine. */
   engine?: Engine
   /** Jobs rendered at once. Default 2. */
@@ -76,13 +87,14 @@ export interface ServiceOptions {
 }
 
 export interface RunningService {
-  /** Base URL, e.g. `http://127.0.0.1:8787`. */
+  /** Base URL, e.g. `http://127.0.0.1:8787`; empty for a render worker (`role: 'worker'`), which does not listen. */
   url: string
   close(): Promise<void>
 }
 
 const CLOSE_GRACE_MS = 10_000
 const DEFAULT_WORKERS = 2
+const DEFAULT_WORKER_LOCK_MS = 30_000
 const SHUTDOWN_RETRY_AFTER_S = 5
 
 /** The id `token list` shows: derived from the hash, so the same token keeps its id. */
@@ -196,9 +208,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const { store, windows } = await openState(options)
   // Everything allowed needs no checkpoint, and the embedded mode's pages should not pay for one.
   const egress = options.engine || allowPrivateNetworks ? null : createEgressProxy(policy, safeLog)
-  let engine: Engine
+  const role = options.role ?? 'all'
+  let engine: Engine | null
   try {
-    engine = options.engine ?? (await defaultEngine(egress, options.workers ?? DEFAULT_WORKERS, safeLog))
+    if (role !== 'all' && options.redisUrl === undefined) throw new TypeError(`role "${role}" needs the state on Redis (redisUrl / --redis): a process of its own state has no one to share work with.`)
+    engine = role === 'api' ? null : (options.engine ?? (await defaultEngine(egress, options.workers ?? DEFAULT_WORKERS, safeLog)))
   } catch (error) {
     await store.close()
     await egress?.close()
@@ -207,7 +221,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   // A start that fails past this point lets go of what it opened: the store's file, the browser, the proxy.
   const release = async (): Promise<void> => {
     await store.close()
-    await engine.close?.()
+    await engine?.close?.()
     await egress?.close()
   }
   const createdAt = new Date(now()).toISOString()
@@ -225,9 +239,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     const place = options.redisUrl !== undefined ? { shown: 'on Redis', flag: ' --redis URL' } : options.dataDir ? { shown: `in ${options.dataDir}`, flag: ` --data-dir ${options.dataDir}` } : null
     safeLog({ event: 'no_tokens', message: `No API token is active${place ? ` ${place.shown}` : ''}: every request will get 401. Create one with \`critical-css-service token create${place?.flag ?? ''}\`.` })
   }
-  const queue = new JobQueue({
+  const queueOptions = {
     store,
-    engine,
     workers: options.workers ?? DEFAULT_WORKERS,
     jobTimeoutMs: options.jobTimeoutMs ?? 60_000,
     maxQueuedPerToken: options.maxQueuedPerToken ?? 1_000,
@@ -236,11 +249,21 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     log: safeLog,
     beforeRun: allowPrivateNetworks
       ? undefined
-      : async (job) => {
+      : async (job: StoredJob) => {
           const refused = await policy.refusedResolution(new URL(job.url))
           if (refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${refused}.`)
         },
-  })
+  }
+  let queue: RenderQueue
+  try {
+    queue =
+      options.redisUrl !== undefined
+        ? (await import('./shared-queue.ts')).openSharedQueue({ ...queueOptions, redisUrl: options.redisUrl, engine, lockMs: options.workerLockMs ?? DEFAULT_WORKER_LOCK_MS })
+        : new JobQueue({ ...queueOptions, engine: engine! })
+  } catch (error) {
+    await release()
+    throw error
+  }
   let closing = false
 
   const sockets = new Set<Socket>()
@@ -304,22 +327,28 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   })
 
   try {
-    // On Redis the jobs in flight are other processes' too: a start must not take them over.
-    if (options.redisUrl === undefined) await queue.restore()
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
-    })
+    await queue.restore()
+    // A render worker answers no request: its work comes from the shared queue.
+    if (role !== 'worker') {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
+      })
+    }
   } catch (error) {
     // A port in use, or a store too busy to put interrupted jobs back: nothing keeps running.
     await queue.close(0)
     await release()
     throw error
   }
-  const address = server.address() as AddressInfo
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  const url = `http://${host}:${address.port}`
-  safeLog({ event: 'listening', url })
+  let url = ''
+  if (role === 'worker') safeLog({ event: 'worker_started', workers: queueOptions.workers })
+  else {
+    const address = server.address() as AddressInfo
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+    url = `http://${host}:${address.port}`
+    safeLog({ event: 'listening', url })
+  }
 
   let closed: Promise<void> | null = null
   return {

@@ -3,7 +3,7 @@
  * service processes on one state keep the plan's limits, the quota, idempotency keys and
  * tokens exactly as one would, and ride out an outage of Redis.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -16,6 +16,7 @@ const PRO = 'tok_redis_pro_0123456789abc'
 const PAGE = 'https://example.com/pricing'
 const GENERATE = '/api/critical-css/generate'
 const CLI = fileURLToPath(new URL('../../src/service/cli.ts', import.meta.url))
+const ENGINE = fileURLToPath(new URL('../fixtures/stub-engine-module.ts', import.meta.url))
 
 let redis: TestRedis
 const running: RunningService[] = []
@@ -56,6 +57,16 @@ async function call(service: RunningService, path: string, init: { token?: strin
   if (init.key !== undefined) headers['idempotency-key'] = init.key
   const response = await fetch(service.url + path, { method: init.body !== undefined ? 'POST' : 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) })
   return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> }
+}
+
+async function untilDoneWithin(service: RunningService, id: string, token: string, ms: number): Promise<Record<string, unknown>> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    const answer = await call(service, `/api/critical-css/job/${id}/data`, { token })
+    if (answer.body.status === 'done' || answer.body.status === 'failed') return answer.body
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`job ${id} not finished within ${ms} ms`)
 }
 
 async function untilDone(service: RunningService, id: string, token: string): Promise<Record<string, unknown>> {
@@ -155,6 +166,49 @@ describe('service on Redis', () => {
     expect(accepted.length).toBeGreaterThan(10)
     for (const id of accepted) expect(await untilDone(a, id, ent), id).toMatchObject({ status: 'done' })
   }, 30_000)
+
+  it('a render worker killed mid-job: another worker takes the job over and finishes it; an API node renders nothing', async () => {
+    const ent = 'tok_redis_ent_0123456789abc'
+    const apiEngine = createStubEngine()
+    const api = await node({ role: 'api', engine: apiEngine, tokens: [{ token: ent, plan: 'ent' }] })
+    const workers: ChildProcess[] = []
+    const startWorker = async (): Promise<ChildProcess> => {
+      const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--redis', redis.url, '--role', 'worker', '--engine', ENGINE, '--workers', '1', '--worker-lock', '1', '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      workers.push(child)
+      await new Promise<void>((resolve, reject) => {
+        let out = ''
+        child.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString()
+          if (out.includes('"worker_started"')) resolve()
+        })
+        child.once('exit', (code) => reject(new Error(`worker exited ${code}`)))
+      })
+      return child
+    }
+    try {
+      const first = await startWorker()
+      const accepted = await call(api, GENERATE, { token: ent, body: { url: `${PAGE}?delay=3000` } })
+      expect(accepted.status).toBe(202)
+      const id = String(accepted.body.id)
+      for (let tries = 0; tries < 200; tries++) {
+        if ((await call(api, `/api/critical-css/job/${id}/data`, { token: ent })).body.status === 'processing') break
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+      first.kill('SIGKILL')
+      await startWorker()
+      const started = Date.now()
+      const done = await untilDoneWithin(api, id, ent, 15_000)
+      expect(done).toMatchObject({ status: 'done', css_available: true })
+      // The lock (1 s), the stalled check and a whole render again: well within the job's 60 s deadline.
+      expect(Date.now() - started).toBeLessThan(15_000)
+      // Done stays done, with the same CSS.
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      expect((await call(api, `/api/critical-css/job/${id}/data`, { token: ent })).body).toMatchObject({ status: 'done', css: done.css })
+      expect(apiEngine.calls).toHaveLength(0)
+    } finally {
+      for (const child of workers) child.kill('SIGKILL')
+    }
+  }, 40_000)
 
   it('token create --redis makes a token every node accepts', () => {
     const created = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'token', 'create', '--plan', 'free', '--redis', redis.url], { encoding: 'utf8' })

@@ -25,7 +25,13 @@ export function fromLocal(local: LocalStore): Store {
         return { kind: 'created' }
       }),
     job: async (id) => local.job(id),
-    updateJob: async (id, patch) => local.updateJob(id, patch),
+    updateJob: async (id, patch, onlyFrom) =>
+      onlyFrom === undefined
+        ? local.updateJob(id, patch)
+        : local.transaction(() => {
+            const current = local.job(id)
+            return current && onlyFrom.includes(current.status) ? local.updateJob(id, patch) : null
+          }),
     listJobs: async (tokenId, query) => local.listJobs(tokenId, query),
     jobsWithStatus: async (status) => local.jobsWithStatus(status),
     stats: async (tokenId) => local.stats(tokenId),

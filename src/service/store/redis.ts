@@ -133,15 +133,18 @@ export function describeRedisUrl(url: string): string {
   }
 }
 
-/** A connection that fails calls at once while Redis is away, and comes back by itself. */
-function connect(url: string): RedisClient {
+/**
+ * A connection that comes back by itself within half a second of Redis, whatever the
+ * outage's length. `failFast`: calls fail at once while Redis is away (requests get 503);
+ * otherwise they wait for it (a queue worker's blocking reads, as BullMQ requires).
+ */
+export function redisConnection(url: string, { failFast, lazy = false }: { failFast: boolean; lazy?: boolean }): RedisClient {
   const Driver = loadDriver()
   const options: RedisOptions = {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    // Back again within half a second of Redis, whatever the outage's length.
+    enableOfflineQueue: !failFast,
+    maxRetriesPerRequest: failFast ? 0 : null,
     retryStrategy: (times) => Math.min(50 * times, 500),
-    lazyConnect: true,
+    lazyConnect: lazy,
   }
   const client = new Driver(url, options)
   // Connection errors are said by the calls that meet them; unheard, they would be printed by ioredis.
@@ -196,7 +199,7 @@ function parseJob(json: string | null): StoredJob | null {
 /** Opens the shared state at `url`; a first connection that fails stops the start with the reason. */
 export async function openRedisState(url: string): Promise<{ store: Store; windows: (windowMs: number) => RateWindows }> {
   const where = describeRedisUrl(url)
-  const client = connect(url)
+  const client = redisConnection(url, { failFast: true, lazy: true })
   try {
     await client.connect()
   } catch (error) {
@@ -260,11 +263,13 @@ export async function openRedisState(url: string): Promise<{ store: Store; windo
     async job(id) {
       return parseJob(await client.hget(keys.job(id), 'json'))
     },
-    async updateJob(id, patch) {
+    async updateJob(id, patch, onlyFrom) {
       for (;;) {
         const read = await client.hget(keys.job(id), 'json')
         if (read === null) return null
         const before = JSON.parse(read) as StoredJob
+        // The compare-and-set below makes sure it is still in this state when written.
+        if (onlyFrom && !onlyFrom.includes(before.status)) return null
         const after: StoredJob = { ...before, ...patch }
         const written = await scripts.update(
           [keys.job(id), keys.status(before.status), keys.status(after.status), keys.statsOf(before.tokenId)],

@@ -73,8 +73,12 @@ export interface Store {
    */
   acceptJob(input: JobToAccept): Promise<Accepted>
   job(id: string): Promise<StoredJob | null>
-  /** Replaces the job's fields with `patch`; returns the updated job. */
-  updateJob(id: string, patch: Partial<Omit<StoredJob, 'id' | 'tokenId' | 'createdAt'>>): Promise<StoredJob | null>
+  /**
+   * Replaces the job's fields with `patch`; returns the updated job. With `onlyFrom`, only
+   * while the job is in one of those states (null otherwise): a render worker never turns
+   * a job another one finished back, or finishes it twice.
+   */
+  updateJob(id: string, patch: Partial<Omit<StoredJob, 'id' | 'tokenId' | 'createdAt'>>, onlyFrom?: readonly JobStatus[]): Promise<StoredJob | null>
   /** A token's jobs, newest first. */
   listJobs(tokenId: string, query: { limit: number; status?: JobStatus | undefined }): Promise<StoredJob[]>
   /** Jobs in `status`, oldest first: the queue to restore on start. */
