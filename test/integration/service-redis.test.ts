@@ -210,6 +210,18 @@ describe('service on Redis', () => {
     }
   }, 40_000)
 
+  it('fair between tokens on the shared queue: one token’s 30 waiting jobs do not hold up another token’s one', async () => {
+    const [busy, quiet] = ['tok_redis_busy_0123456789ab', 'tok_redis_quiet_0123456789a']
+    const service = await node({ workers: 1, tokens: [{ token: busy, plan: 'ent' }, { token: quiet, plan: 'ent' }], engine: createStubEngine(() => ({ delayMs: 50 })) })
+    const many = await Promise.all(Array.from({ length: 30 }, (_, i) => call(service, GENERATE, { token: busy, body: { url: `${PAGE}?busy=${i}` } })))
+    const one = await call(service, GENERATE, { token: quiet, body: { url: `${PAGE}?quiet` } })
+    const doneAt = async (id: unknown, token: string): Promise<number> => Date.parse(String((await untilDoneWithin(service, String(id), token, 20_000)).updated_at))
+    const quietDone = await doneAt(one.body.id, quiet)
+    const busyDone = await Promise.all(many.map((answer) => doneAt(answer.body.id, busy)))
+    // Behind at most a few of the busy token's jobs, not all 30 (FIFO would put it last).
+    expect(busyDone.filter((at) => at > quietDone).length).toBeGreaterThan(20)
+  }, 30_000)
+
   it('token create --redis makes a token every node accepts', () => {
     const created = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'token', 'create', '--plan', 'free', '--redis', redis.url], { encoding: 'utf8' })
     expect(created.status, created.stderr).toBe(0)
