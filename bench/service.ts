@@ -13,10 +13,16 @@
  *    bounds small enough to be hit (maxQueuedPerToken 200, maxQueued 300) and, as the
  *    peer, the same load with the bounds off; each at the default 60 s job deadline and at
  *    a 10 s one. Prints accepted jobs, 503s, how jobs ended, jobs/s and job latency.
+ * 3. Render workers on Redis (issue 18; skipped without redis-server): one API process (this
+ *    one, `role: 'api'`) and 1, 2 and 4 worker processes (`serve --role worker --workers 2`,
+ *    the 50 ms stub engine) share one queue; 400 jobs of one ent token, all submitted at
+ *    once. Prints jobs/s beside the single process of part 2 (2 workers, state in memory).
  *
  *   npm run bench:service
  */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
+import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import { Agent, request } from 'undici'
 import { startService } from '../src/service/server.ts'
@@ -387,6 +393,62 @@ async function jobLoad(): Promise<void> {
   if (faults > 0) process.exitCode = 1
 }
 
+const WORKER_JOBS = 400
+const CLI = fileURLToPath(new URL('../src/service/cli.ts', import.meta.url))
+const STUB_MODULE = fileURLToPath(new URL('../test/fixtures/stub-engine-module.ts', import.meta.url))
+
+/** Starts a render worker process on the Redis state; resolves once it takes jobs. */
+async function workerProcess(redisUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--redis', redisUrl, '--role', 'worker', '--workers', String(JOB_WORKERS), '--engine', STUB_MODULE, '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  await new Promise<void>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes('"worker_started"')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`a worker process exited (${code})`)))
+  })
+  return child
+}
+
+async function workerLoad(redisUrl: string, processes: number): Promise<{ jobsPerSecond: number; done: number }> {
+  const api = await startService({ redisUrl, role: 'api', tokens: [{ token: ENT, plan: 'ent' }], maxQueuedPerToken: NO_BOUND, maxQueued: NO_BOUND, allowPrivateNetworks: true })
+  const children = await Promise.all(Array.from({ length: processes }, () => workerProcess(redisUrl)))
+  const dispatcher = new Agent({ connections: 50 })
+  try {
+    const ids = await Promise.all(
+      Array.from({ length: WORKER_JOBS }, async (_, i) => {
+        const answer = await request(`${api.url}/api/critical-css/generate`, {
+          method: 'POST',
+          dispatcher,
+          headers: { authorization: `Bearer ${ENT}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: `https://load.example/${processes}/${i}?delay=${JOB_MS}` }),
+        })
+        return (JSON.parse(await answer.body.text()) as { id: string }).id
+      }),
+    )
+    const times: { created: number; updated: number }[] = []
+    for (const id of ids) {
+      for (;;) {
+        const answer = await request(`${api.url}/api/critical-css/job/${id}/data`, { dispatcher, headers: { authorization: `Bearer ${ENT}` } })
+        const job = JSON.parse(await answer.body.text()) as { status: string; created_at: string; updated_at: string }
+        if (job.status === 'done') {
+          times.push({ created: Date.parse(job.created_at), updated: Date.parse(job.updated_at) })
+          break
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    const first = Math.min(...times.map((t) => t.created))
+    const last = Math.max(...times.map((t) => t.updated))
+    return { jobsPerSecond: (times.length / (last - first)) * 1000, done: times.length }
+  } finally {
+    await dispatcher.close()
+    for (const child of children) child.kill('SIGTERM')
+    await api.close()
+  }
+}
+
 await requestLoad({ name: 'state in memory' })
 if (hasRedis()) {
   const redis = await startRedis()
@@ -396,6 +458,22 @@ if (hasRedis()) {
     await redis.close()
   }
 } else {
-  console.log('\nNo redis-server on this machine: the Redis row is skipped.')
+  console.log('\nNo redis-server on this machine: the Redis rows are skipped.')
 }
 await jobLoad()
+if (hasRedis()) {
+  console.log(`\nRender workers on Redis: ${WORKER_JOBS} jobs of one ent token submitted at once to an API process; worker processes with ${JOB_WORKERS} workers each, stub engine ${JOB_MS} ms a job (Node ${process.version})\n`)
+  console.log('| render worker processes | workers in all | done | jobs/s | ideal (workers × 1000 / job ms) |')
+  console.log('|---|---|---|---|---|')
+  for (const processes of [1, 2, 4]) {
+    const redis = await startRedis()
+    try {
+      const { jobsPerSecond, done } = await workerLoad(redis.url, processes)
+      console.log(`| ${processes} | ${processes * JOB_WORKERS} | ${done} | ${jobsPerSecond.toFixed(1)} | ${(processes * JOB_WORKERS * 1000) / JOB_MS} |`)
+      if (done !== WORKER_JOBS) process.exitCode = 1
+    } finally {
+      await redis.close()
+    }
+  }
+  console.log('Beside it: one process, state in memory, the same engine and workers: the jobs/s of part 2 above.')
+}
