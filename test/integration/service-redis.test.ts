@@ -222,6 +222,21 @@ describe('service on Redis', () => {
     expect(busyDone.filter((at) => at > quietDone).length).toBeGreaterThan(20)
   }, 30_000)
 
+  it('an API node restarted: idempotency keys, quota counts and tokens still hold', async () => {
+    const first = await node()
+    const accepted = await call(first, GENERATE, { token: PRO, body: { url: PAGE }, key: 'k-restart' })
+    expect(accepted.status).toBe(202)
+    await first.close()
+    running.splice(running.indexOf(first), 1)
+    // Started again without tokens of its own: what it knew lives on Redis.
+    const again = await node({ tokens: [] })
+    const repeated = await call(again, GENERATE, { token: PRO, body: { url: PAGE }, key: 'k-restart' })
+    expect(repeated.body.id).toBe(accepted.body.id)
+    expect((await call(again, '/api/critical-css/usage', { token: PRO })).body).toMatchObject({ quota: { generations_used: 1, generations_limit: 2 } })
+    expect((await call(again, GENERATE, { token: PRO, body: { url: `${PAGE}?2` } })).status).toBe(202)
+    expect((await call(again, GENERATE, { token: PRO, body: { url: `${PAGE}?3` } })).status).toBe(402)
+  })
+
   it('token create --redis makes a token every node accepts', () => {
     const created = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'token', 'create', '--plan', 'free', '--redis', redis.url], { encoding: 'utf8' })
     expect(created.status, created.stderr).toBe(0)
