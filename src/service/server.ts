@@ -206,8 +206,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const policy = createNetworkPolicy({ allowPrivateNetworks, allowOrigins: options.allowOrigins ?? [], resolve: options.resolve ?? systemResolver })
   // The store first: a damaged database stops the start before a browser is launched.
   const { store, windows } = await openState(options)
-  // Everything allowed needs no checkpoint, and the embedded mode's pages should not pay for one.
-  const egress = options.engine || allowPrivateNetworks ? null : createEgressProxy(policy, safeLog)
+  // Everything allowed needs no checkpoint, and the embedded mode's pages should not pay for
+  // one; an API process renders nothing.
+  const egress = options.engine || allowPrivateNetworks || options.role === 'api' ? null : createEgressProxy(policy, safeLog)
   const role = options.role ?? 'all'
   let engine: Engine | null
   try {
