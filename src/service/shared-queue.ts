@@ -10,9 +10,9 @@
  * when it is added (1 for a token with none), so the k-th pending job of every token ranks
  * alike and one token's 500 jobs do not hold up another's one.
  */
-import { createRequire } from 'node:module'
 import type { Job as BullJob, Queue, Worker } from 'bullmq'
 import type { Engine } from '../engine/engine.ts'
+import { requirePeer } from './peer.ts'
 import { renderJob, whileUnavailable, type QueueOptions } from './queue.ts'
 import { describeRedisUrl, redisConnection } from './store/redis.ts'
 import { StoreUnavailableError, type StoredJob } from './store/types.ts'
@@ -41,17 +41,9 @@ export interface RenderQueue {
   close(graceMs: number): Promise<void>
 }
 
-function loadBullmq(): typeof import('bullmq') {
-  const require = createRequire(import.meta.url)
-  try {
-    return require('bullmq') as typeof import('bullmq')
-  } catch {
-    throw new TypeError('Render workers on Redis (--redis) share their queue through BullMQ: install it with `npm install bullmq`.')
-  }
-}
 
 export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
-  const { Queue: QueueClass, Worker: WorkerClass } = loadBullmq()
+  const { Queue: QueueClass, Worker: WorkerClass } = requirePeer<typeof import('bullmq')>('bullmq', 'Render workers on Redis (--redis) share their queue')
   const { store, now, log } = options
   const where = describeRedisUrl(options.redisUrl)
   // Adds fail at once while Redis is away (the request gets 503); the worker's connection
@@ -88,7 +80,9 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
       log({ event: 'job_failed', job: id, code: 'timeout' })
       return
     }
-    await stored(id, 'processing', () => store.updateJob(id, { status: 'processing', updatedAt: new Date(started).toISOString() }, ['queued', 'processing']))
+    const claimed = await stored(id, 'processing', () => store.updateJob(id, { status: 'processing', updatedAt: new Date(started).toISOString() }, ['queued', 'processing']))
+    // Finished meanwhile by the worker it was taken from: rendering it again would be lost work.
+    if (!claimed) return
     const outcome = await renderJob(job, { ...options, engine: engine! }, started, stop.signal)
     const written = await stored(id, String(outcome.patch.status), () => store.updateJob(id, outcome.patch, ['queued', 'processing']))
     log(written ? outcome.line : { event: 'job_finished_elsewhere', job: id })

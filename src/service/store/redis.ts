@@ -10,10 +10,10 @@
  * of commands waiting for a reconnect): a request gets 503 with Retry-After, and ioredis
  * reconnects by itself.
  */
-import { createRequire } from 'node:module'
 import type { Redis as RedisClient, RedisOptions } from 'ioredis'
 import type { JobStatus } from '../../contract/api-contract.ts'
 import type { RateWindows, WindowDecision } from '../limits.ts'
+import { requirePeer } from '../peer.ts'
 import { StoreUnavailableError, type JobStats, type Store, type StoredJob, type TokenRecord } from './types.ts'
 
 const PREFIX = 'ucc:'
@@ -113,12 +113,7 @@ type Scripts = {
 }
 
 function loadDriver(): typeof import('ioredis').Redis {
-  const require = createRequire(import.meta.url)
-  try {
-    return (require('ioredis') as typeof import('ioredis')).Redis
-  } catch {
-    throw new TypeError('The service keeps shared state on Redis (--redis / CRITICAL_CSS_REDIS_URL) through ioredis: install it with `npm install ioredis`.')
-  }
+  return requirePeer<typeof import('ioredis')>('ioredis', 'The service keeps shared state on Redis (--redis / CRITICAL_CSS_REDIS_URL)').Redis
 }
 
 /** The address as logs and errors may show it: without a password. */

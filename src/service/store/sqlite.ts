@@ -9,10 +9,10 @@
  * out throws `StoreBusyError`: the queue retries it on timers, a request gets 503.
  */
 import { mkdirSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { JobStatus, Plan, Viewport } from '../../contract/api-contract.ts'
+import { requirePeer } from '../peer.ts'
 import { StoreBusyError, type JobStats, type LocalStore, type StoredJob, type TokenRecord } from './types.ts'
 
 /** Long enough to ride out another connection's short write, short enough not to hold the event loop. */
@@ -130,12 +130,7 @@ function translatingBusy(store: LocalStore, file: string): LocalStore {
 }
 
 function loadDriver(): typeof Database {
-  const require = createRequire(import.meta.url)
-  try {
-    return require('better-sqlite3') as typeof Database
-  } catch {
-    throw new TypeError('The service keeps data in SQLite (`dataDir` / --data-dir) through better-sqlite3: install it with `npm install better-sqlite3`.')
-  }
+  return requirePeer<typeof Database>('better-sqlite3', 'The service keeps data in SQLite (`dataDir` / --data-dir)')
 }
 
 /**
