@@ -92,9 +92,14 @@ function createLimiter(limit: number): () => Promise<() => void> {
   }
 }
 
+/** Where this run's cache lives; null with the cache off. */
+function cacheDirOf({ options, root }: RunInput): string | null {
+  return options.cache ? cacheDirectory(options.cache.dir, root) : null
+}
+
 function openMode(input: RunInput): Mode | Promise<Mode> {
   const { options } = input
-  if (options.service !== null) return remoteMode(options, options.service, input.base, options.cache ? cacheDirectory(options.cache.dir, input.root) : null)
+  if (options.service !== null) return remoteMode(options, options.service, input.base, cacheDirOf(input))
   if (input.output === undefined) throw new TypeError('runCriticalCss: embedded mode needs the build output')
   return embeddedMode(options, input.output, input.base, input.early)
 }
@@ -133,7 +138,7 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
     return { updated, assets, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
   }
 
-  const cacheDir = options.cache ? cacheDirectory(options.cache.dir, input.root) : null
+  const cacheDir = cacheDirOf(input)
   const cache: ResultCache | null = options.cache ? createResultCache({ dir: cacheDir!, ttlMs: options.cache.ttlMs }) : null
   let cacheWriteFailed = false
 
