@@ -6,6 +6,11 @@
  * processing, so a job finished by one worker is never finished again, or turned back, by
  * another.
  *
+ * An accepted job always ends: every few seconds one process (whichever takes the turn)
+ * looks for jobs the store holds as pending that the queue does not. A queued one (its
+ * accepting process died before adding it) is added; a processing one (the queue gave up
+ * on it after its workers stopped answering again and again) fails `render_failed`.
+ *
  * Fairness between tokens: a job's BullMQ priority is how many jobs its token has pending
  * when it is added (1 for a token with none), so the k-th pending job of every token ranks
  * alike and one token's 500 jobs do not hold up another's one.
@@ -14,7 +19,7 @@ import type { Job as BullJob, Queue, Worker } from 'bullmq'
 import type { Engine } from '../engine/engine.ts'
 import { requirePeer } from './peer.ts'
 import { renderJob, whileUnavailable, type QueueOptions } from './queue.ts'
-import { describeRedisUrl, redisConnection } from './store/redis.ts'
+import { describeRedisUrl, redisConnection, takeTurn } from './store/redis.ts'
 import { StoreUnavailableError, type StoredJob } from './store/types.ts'
 
 const QUEUE_NAME = 'ucc-render'
@@ -22,6 +27,10 @@ const QUEUE_NAME = 'ucc-render'
 const LOWEST_PRIORITY = 2 ** 21 - 1
 /** Times a job is handed on after its worker stopped answering, before it fails. */
 const MAX_STALLS = 3
+/** How often one of the processes looks for pending jobs the queue does not hold. */
+const SWEEP_EVERY_MS = 5_000
+/** A pending job younger than this may still be on its way into the queue. */
+const ORPHAN_AFTER_MS = 10_000
 
 export interface SharedQueueOptions extends Omit<QueueOptions, 'engine'> {
   redisUrl: string
@@ -48,15 +57,18 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
   const where = describeRedisUrl(options.redisUrl)
   // Adds fail at once while Redis is away (the request gets 503); the worker's connection
   // blocks and waits, as BullMQ requires.
-  const queue: Queue = new QueueClass(QUEUE_NAME, { connection: redisConnection(options.redisUrl, { failFast: true }) })
+  const connection = redisConnection(options.redisUrl, { failFast: true })
+  const queue: Queue = new QueueClass(QUEUE_NAME, { connection })
   queue.on('error', () => {})
   const stop = new AbortController()
   let worker: Worker | null = null
+  let workerConnection: ReturnType<typeof redisConnection> | null = null
   const engine = options.engine
 
   if (engine !== null) {
+    workerConnection = redisConnection(options.redisUrl, { failFast: false })
     worker = new WorkerClass(QUEUE_NAME, (bullJob: BullJob<{ id: string }>) => run(bullJob.data.id), {
-      connection: redisConnection(options.redisUrl, { failFast: false }),
+      connection: workerConnection,
       concurrency: options.workers,
       lockDuration: options.lockMs,
       stalledInterval: Math.max(500, Math.floor(options.lockMs / 2)),
@@ -67,6 +79,38 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
 
   const stored = <T>(id: string, step: string, call: () => Promise<T>): Promise<T> =>
     whileUnavailable(call, stop.signal, () => log({ event: 'store_busy', job: id, step }))
+
+  async function add(job: StoredJob): Promise<void> {
+    const stats = await store.stats(job.tokenId)
+    const priority = Math.min(LOWEST_PRIORITY, Math.max(1, stats.jobsQueued + stats.jobsProcessing))
+    // The job's id is its queue entry's: adding a job the queue holds already does nothing.
+    // attempts: a run ended by a shutdown is handed on, not dropped.
+    await queue.add('render', { id: job.id }, { jobId: job.id, priority, attempts: MAX_STALLS + 1, removeOnComplete: true, removeOnFail: true }).catch(() => {
+      throw new StoreUnavailableError(`The queue at ${where} cannot be reached now.`)
+    })
+  }
+
+  /** Pending jobs with no queue entry: added again if queued, failed if the queue gave up on them. Errors wait for the next turn. */
+  async function sweep(): Promise<void> {
+    if (!(await takeTurn(connection, 'sweep', SWEEP_EVERY_MS))) return
+    const before = now() - ORPHAN_AFTER_MS
+    for (const status of ['queued', 'processing'] as const) {
+      for (const job of await store.jobsWithStatus(status)) {
+        if (stop.signal.aborted) return
+        if (Date.parse(job.updatedAt) > before || (await queue.getJob(job.id))) continue
+        if (status === 'queued') {
+          await add(job)
+          log({ event: 'job_requeued', job: job.id })
+          continue
+        }
+        const failure = { code: 'render_failed', message: `The render workers taking this job stopped answering ${MAX_STALLS + 1} times; it is not tried again.` }
+        const failed = await store.updateJob(job.id, { status: 'failed', error: failure, updatedAt: new Date(now()).toISOString() }, ['processing'])
+        if (failed) log({ event: 'job_failed', job: job.id, code: failure.code, reason: 'workers_lost' })
+      }
+    }
+  }
+  const sweeper = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS)
+  sweeper.unref()
 
   /** One job on this worker, from the store's record to its recorded end. Throws only on shutdown: BullMQ then hands it on. */
   async function run(id: string): Promise<void> {
@@ -103,22 +147,16 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
     },
     enqueue(job) {
       // The job is accepted (stored and counted): it is added as soon as Redis takes it, in
-      // the background, so a blip between the two does not leave it stored and never run.
-      const add = async (): Promise<void> => {
-        const stats = await store.stats(job.tokenId)
-        const priority = Math.min(LOWEST_PRIORITY, Math.max(1, stats.jobsQueued + stats.jobsProcessing))
-        // attempts: a run ended by a shutdown is handed on, not dropped.
-        await queue.add('render', { id: job.id }, { jobId: job.id, priority, attempts: MAX_STALLS + 1, removeOnComplete: true, removeOnFail: true }).catch(() => {
-          throw new StoreUnavailableError(`The queue at ${where} cannot be reached now.`)
-        })
-      }
-      stored(job.id, 'enqueue', add).catch(() => log({ event: 'job_unqueued', job: job.id }))
+      // the background, so a blip between the two does not leave it stored and never run;
+      // if this process dies first, the sweep adds it.
+      stored(job.id, 'enqueue', () => add(job)).catch(() => log({ event: 'job_unqueued', job: job.id }))
     },
     // The queue is shared: this process cannot tell when another's worker will be free.
     checkAgainIn: () => null,
     // BullMQ keeps the queue across restarts, and hands on the jobs of workers that died.
     restore: async () => {},
     async close(graceMs) {
+      clearInterval(sweeper)
       if (worker) {
         let timer: NodeJS.Timeout | undefined
         const grace = new Promise<'late'>((resolve) => {
@@ -134,6 +172,8 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
       }
       stop.abort(new Error('The service is shutting down.'))
       await queue.close()
+      // BullMQ leaves a connection it was given open.
+      for (const client of [connection, workerConnection]) await client?.quit().catch(() => client.disconnect())
     },
   }
 }

@@ -7,7 +7,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startService, type RunningService, type ServiceOptions } from '../../src/service/server.ts'
+import { hashToken } from '../../src/service/auth.ts'
+import { startService, tokenId, type RunningService, type ServiceOptions } from '../../src/service/server.ts'
+import { openRedisState } from '../../src/service/store/redis.ts'
+import type { StoredJob } from '../../src/service/store/types.ts'
 import { startRedis, type TestRedis } from '../fixtures/redis.ts'
 import { createStubEngine } from '../fixtures/stub-engine.ts'
 
@@ -66,7 +69,7 @@ async function untilDoneWithin(service: RunningService, id: string, token: strin
     if (answer.body.status === 'done' || answer.body.status === 'failed') return answer.body
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  throw new Error(`job ${id} not finished within ${ms} ms`)
+  throw new Error(`job ${id} not finished within ${ms} ms: ${JSON.stringify((await call(service, `/api/critical-css/job/${id}/data`, { token })).body)}`)
 }
 
 async function untilDone(service: RunningService, id: string, token: string): Promise<Record<string, unknown>> {
@@ -222,6 +225,31 @@ describe('service on Redis', () => {
     expect(busyDone.filter((at) => at > quietDone).length).toBeGreaterThan(20)
   }, 30_000)
 
+  it('an accepted job that never reached the queue (its API process died) is done; one the queue gave up on fails render_failed', async () => {
+    const ent = 'tok_redis_ent_0123456789abc'
+    const engine = createStubEngine()
+    const service = await node({ engine, tokens: [{ token: ent, plan: 'ent' }] })
+    const state = await openRedisState(redis.url)
+    try {
+      // Accepted 15 s ago, as the routes accept them, with no queue entry: the accepting
+      // process died before adding it, or the queue gave the processing one up.
+      const at = new Date(Date.now() - 15_000).toISOString()
+      const orphan = (id: string, url: string): StoredJob => ({
+        id, tokenId: tokenId(hashToken(ent)), url, status: 'queued', cssAvailable: false, createdAt: at, updatedAt: at,
+        error: null, css: null, cssBytes: null, viewports: [{ width: 1300, height: 900 }], durationMs: null,
+      })
+      for (const job of [orphan('job_orphan_queued', `${PAGE}?queued`), orphan('job_orphan_processing', `${PAGE}?processing`)]) {
+        expect(await state.store.acceptJob({ job, period: at.slice(0, 7), quota: null })).toEqual({ kind: 'created' })
+      }
+      await state.store.updateJob('job_orphan_processing', { status: 'processing', updatedAt: at })
+      expect(await untilDoneWithin(service, 'job_orphan_queued', ent, 15_000)).toMatchObject({ status: 'done', css_available: true })
+      expect(await untilDoneWithin(service, 'job_orphan_processing', ent, 15_000)).toMatchObject({ status: 'failed', error: { code: 'render_failed' } })
+      expect(engine.calls.map((call) => call.url)).toEqual([`${PAGE}?queued`])
+    } finally {
+      await state.store.close()
+    }
+  }, 30_000)
+
   it('an API node restarted: idempotency keys, quota counts and tokens still hold', async () => {
     const first = await node()
     const accepted = await call(first, GENERATE, { token: PRO, body: { url: PAGE }, key: 'k-restart' })
@@ -235,6 +263,21 @@ describe('service on Redis', () => {
     expect((await call(again, '/api/critical-css/usage', { token: PRO })).body).toMatchObject({ quota: { generations_used: 1, generations_limit: 2 } })
     expect((await call(again, GENERATE, { token: PRO, body: { url: `${PAGE}?2` } })).status).toBe(202)
     expect((await call(again, GENERATE, { token: PRO, body: { url: `${PAGE}?3` } })).status).toBe(402)
+  })
+
+  it('a node closed leaves no connection to Redis open', async () => {
+    const service = await node()
+    expect((await call(service, GENERATE, { body: { url: PAGE } })).status).toBe(202)
+    await service.close()
+    running.splice(running.indexOf(service), 1)
+    const client = new Redis(redis.url)
+    try {
+      const list = String(await client.client('LIST'))
+      // Only this one.
+      expect(list.trim().split('\n')).toHaveLength(1)
+    } finally {
+      client.disconnect()
+    }
   })
 
   it('token create --redis makes a token every node accepts', () => {

@@ -36,6 +36,7 @@ const keys = {
   generations: (tokenId: string, period: string) => `${PREFIX}{${tokenId}}:generations:${period}`,
   idempotency: (tokenId: string, key: string) => `${PREFIX}{${tokenId}}:idempotency:${key}`,
   rate: (tokenId: string) => `${PREFIX}{${tokenId}}:rate`,
+  turn: (chore: string) => `${PREFIX}turn:${chore}`,
 }
 
 /**
@@ -145,6 +146,11 @@ export function redisConnection(url: string, { failFast, lazy = false }: { failF
   // Connection errors are said by the calls that meet them; unheard, they would be printed by ioredis.
   client.on('error', () => {})
   return client
+}
+
+/** True for the one process that takes this chore's turn, which lasts `ms`: a chore that any process could do is done by one at a time. */
+export async function takeTurn(client: RedisClient, chore: string, ms: number): Promise<boolean> {
+  return (await client.set(keys.turn(chore), String(process.pid), 'PX', ms, 'NX')) === 'OK'
 }
 
 function withScripts(client: RedisClient): Scripts {
