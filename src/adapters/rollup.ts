@@ -10,7 +10,7 @@ import { enabledFor } from '../core/options.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import type { BuildLogger } from '../core/report.ts'
-import { createEarlyStart, type EarlyStart } from '../core/modes/embedded.ts'
+import { createEarlyStart, type EarlyStart } from '../core/modes/early.ts'
 import { runCriticalCss } from '../core/run.ts'
 
 interface BundleEntry {

@@ -7,7 +7,7 @@ import type { ResolvedOptions } from '../core/options.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
-import { createEarlyStart } from '../core/modes/embedded.ts'
+import { createEarlyStart } from '../core/modes/early.ts'
 import { runCriticalCss } from '../core/run.ts'
 
 const NAME = PLUGIN_NAME

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Viewport } from '../contract/api-contract.ts'
 import { writeFileAtomic } from './files.ts'
-import { DEFAULT_CACHE_DIR } from './options.ts'
+import { DEFAULT_CACHE_DIR, type ResolvedOptions } from './options.ts'
 
 const FORMAT = 1
 
@@ -42,6 +42,11 @@ const entrySchema = z.object({
 export function cacheKey(parts: CacheKeyParts): string {
   const viewports = parts.viewports.map((viewport) => [viewport.width, viewport.height])
   return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports, parts.contents ?? []])).digest('hex')
+}
+
+/** Where a build's cache lives (its results, and remote mode's job times); null with the cache off. */
+export function cacheDirOf(cache: ResolvedOptions['cache'], root: string): string | null {
+  return cache ? cacheDirectory(cache.dir, root) : null
 }
 
 /** The cache directory: `dir` against the root, or the default below the nearest package.json. */

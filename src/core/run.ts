@@ -10,10 +10,11 @@ import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../cli
 import { inlineCriticalCss, renderBlockingStylesheets } from '../html/inline.ts'
 import { LOADER_FILE, LOADER_SCRIPT } from '../html/loader.ts'
 import type { BuildOutput } from './build-server.ts'
-import { cacheDirectory, createResultCache, type ResultCache } from './cache.ts'
+import { cacheDirOf, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
-import { embeddedMode, type EarlyStart } from './modes/embedded.ts'
+import type { EarlyStart } from './modes/early.ts'
+import { embeddedMode } from './modes/embedded.ts'
 import type { Mode, Renderer } from './modes/mode.ts'
 import { remoteMode } from './modes/remote.ts'
 import type { ResolvedOptions } from './options.ts'
@@ -36,7 +37,7 @@ export interface RunInput {
   framework?: Framework | null
   /** What to say when the output has no HTML page, instead of the bundler's message (a folder says so its own way). */
   noPagesMessage?: string
-  /** The embedded service the adapter started as the build began (a cold build): the run takes it if it renders. */
+  /** What the adapter began as the build began (a cold build: the embedded service, or remote mode's client and usage read): the run takes it if it renders. */
   early?: EarlyStart
 }
 
@@ -92,14 +93,9 @@ function createLimiter(limit: number): () => Promise<() => void> {
   }
 }
 
-/** Where this run's cache lives; null with the cache off. */
-function cacheDirOf({ options, root }: RunInput): string | null {
-  return options.cache ? cacheDirectory(options.cache.dir, root) : null
-}
-
 function openMode(input: RunInput): Mode | Promise<Mode> {
   const { options } = input
-  if (options.service !== null) return remoteMode(options, options.service, input.base, cacheDirOf(input))
+  if (options.service !== null) return remoteMode(options, options.service, input.base, cacheDirOf(options.cache, input.root), input.early)
   if (input.output === undefined) throw new TypeError('runCriticalCss: embedded mode needs the build output')
   return embeddedMode(options, input.output, input.base, input.early)
 }
@@ -138,7 +134,7 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
     return { updated, assets, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
   }
 
-  const cacheDir = cacheDirOf(input)
+  const cacheDir = cacheDirOf(options.cache, input.root)
   const cache: ResultCache | null = options.cache ? createResultCache({ dir: cacheDir!, ttlMs: options.cache.ttlMs }) : null
   let cacheWriteFailed = false
 

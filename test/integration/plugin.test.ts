@@ -305,6 +305,46 @@ describe('cache', () => {
     expect(checksAfterGenerates(before)).toBeLessThan(1500)
   }, 20_000)
 
+  it('a cold build reads the plan while it bundles; a build with cache entries sends nothing before it knows a page misses', async () => {
+    const root = await createProject('vite')
+    projects.push(root)
+    const usageRead = (from: number): boolean => fake.requests.slice(from).some((request) => request.path === '/api/critical-css/usage')
+    let before = fake.requests.length
+    let seen = false
+    // The bundling waits for the usage read before it fails: only one begun as the build began is there.
+    const cold = await build('vite', {
+      root,
+      plugin: remote({ cache: {} }),
+      failBundling: async () => {
+        for (const end = Date.now() + 10_000; !seen && Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 20))) seen = usageRead(before)
+      },
+    })
+    expect(cold.error?.message).toMatch(/this build fails while it bundles/)
+    expect(seen).toBe(true)
+    expect(cold.generates).toEqual([])
+
+    expect((await build('vite', { root, plugin: remote({ cache: {} }) })).error).toBeNull()
+    before = fake.requests.length
+    let sentWhileBundling = -1
+    const warm = await build('vite', {
+      root,
+      plugin: remote({ cache: {} }),
+      failBundling: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500))
+        sentWhileBundling = fake.requests.length - before
+      },
+    })
+    expect(warm.error?.message).toMatch(/this build fails while it bundles/)
+    expect(sentWhileBundling).toBe(0)
+  }, 30_000)
+
+  it('a retried usage read of a cold build is in the build’s log, though it was sent before the run began', async () => {
+    fake.fault({ path: '/api/critical-css/usage', status: 503, headers: { 'retry-after': '0' } })
+    const output = await build('vite', { plugin: remote() })
+    expect(output.error).toBeNull()
+    expect(output.infos.join('\n')).toMatch(/critical CSS: GET \/api\/critical-css\/usage answered 503; retry 1 in/)
+  })
+
   it('a corrupt entry is a miss, not an error; other viewports are other entries', async () => {
     const root = await createProject('vite')
     projects.push(root)

@@ -6,16 +6,16 @@
  * the stylesheets it links, so a changed page is never a hit and an unchanged one always is.
  */
 import { createHash } from 'node:crypto'
-import { readdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
 import { renderKeyText } from '../../html/render-key.ts'
 import { stylesheetHrefs } from '../../html/scan.ts'
 import { serveBuild, type BuildOutput, type FileFinder } from '../build-server.ts'
-import { cacheDirectory, cacheKey } from '../cache.ts'
+import { cacheKey } from '../cache.ts'
 import type { ResolvedOptions, ResolvedPage } from '../options.ts'
 import { planPages, type Page } from '../pages.ts'
 import { clientRenderer, logRetries } from './client-renderer.ts'
+import type { EarlyStart } from './early.ts'
 import type { EmbeddedService } from './embedded-service.ts'
 import type { Mode } from './mode.ts'
 
@@ -63,56 +63,8 @@ function embeddedWorkers(): number {
 }
 
 /** The service and browser for this build's options (loaded only when a build renders). */
-function startForBuild(options: ResolvedOptions): Promise<EmbeddedService> {
+export function startForBuild(options: ResolvedOptions): Promise<EmbeddedService> {
   return import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers() }))
-}
-
-/**
- * The embedded service of a build that will surely render, started as the bundler starts
- * instead of once the pages are known: the browser's launch (0.3–0.7 s) then overlaps the
- * bundling. Surely: no service is configured and the cache holds nothing (its directory is
- * missing or empty, or the cache is off). A build with any cache entry starts nothing early,
- * since it may render nothing. The adapter begins it and releases it when the build ends;
- * the build's run takes it over when it renders.
- */
-export interface EarlyStart {
-  /** Starts the service now when this build will surely render (`root`: the project root the cache is below). */
-  begin(root: string): void
-  /** The service begun early, once: who takes it closes it. Null when none was begun. */
-  take(): Promise<EmbeddedService> | null
-  /** Closes a service begun early that no run took (a build that failed, or rendered nothing). */
-  release(): Promise<void>
-}
-
-export function createEarlyStart(options: ResolvedOptions): EarlyStart {
-  let started: Promise<EmbeddedService> | null = null
-  return {
-    begin(root) {
-      if (started !== null || options.service !== null || !emptyCache(options, root)) return
-      started = startForBuild(options)
-      // A browser that cannot start is said by the run that needs it, with its hint.
-      started.catch(() => {})
-    },
-    take() {
-      const taken = started
-      started = null
-      return taken
-    },
-    async release() {
-      const left = started
-      started = null
-      await (await left?.catch(() => null))?.close()
-    },
-  }
-}
-
-function emptyCache(options: ResolvedOptions, root: string): boolean {
-  if (options.cache === null) return true
-  try {
-    return readdirSync(cacheDirectory(options.cache.dir, root)).length === 0
-  } catch {
-    return true
-  }
 }
 
 export async function embeddedMode(options: ResolvedOptions, output: BuildOutput, base: string, early?: EarlyStart): Promise<Mode> {
@@ -134,7 +86,7 @@ export async function embeddedMode(options: ResolvedOptions, output: BuildOutput
       return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, contents })
     },
     async open(count, logger) {
-      const started = await (early?.take() ?? startForBuild(options))
+      const started = await (early?.takeEmbedded() ?? startForBuild(options))
       service = started
       logger.info(`critical CSS: no service configured, rendering ${count} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
       const client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })

@@ -5,7 +5,7 @@
  */
 import { createClient } from '../../client/client.ts'
 import { paceFromOption, paceFromUsage } from '../../client/pace.ts'
-import type { CriticalCssClient } from '../../client/types.ts'
+import type { ClientEvent, CriticalCssClient } from '../../client/types.ts'
 import { BadRequestError, NotFoundError, UnauthorizedError, describeBaseUrl } from '../../client/errors.ts'
 import type { PaceLimit } from '../../client/scheduler.ts'
 import { reachedService } from '../../client/transport.ts'
@@ -13,7 +13,9 @@ import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS } from '../../contract/api-con
 import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
 import { ENV, type RemoteService, type ResolvedOptions } from '../options.ts'
 import { planPages } from '../pages.ts'
+import type { BuildLogger } from '../report.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
+import type { EarlyStart } from './early.ts'
 import type { Mode } from './mode.ts'
 
 /** Requests one page costs at least (generate, a status check, its CSS): sizes the default concurrency. */
@@ -49,8 +51,43 @@ async function readPace(client: CriticalCssClient, options: ResolvedOptions, sig
   }
 }
 
+/** The client of the configured service, and the read of its pace begun with it: what a cold build begins as the bundler starts. */
+export interface RemoteStart {
+  client: CriticalCssClient
+  /** The `rateLimit` option's pace, else what the usage read says; rejects with the mode's advice. */
+  pace: Promise<PaceLimit>
+  /** The client's retries go to the build's log from now on, those before included. */
+  hear(logger: BuildLogger): void
+  close(): Promise<void>
+}
+
+/** `cacheDir`: where what the service's jobs took in earlier builds is kept; null with the cache off. */
+export function beginRemote(options: ResolvedOptions, service: RemoteService, cacheDir: string | null, signal?: AbortSignal): RemoteStart {
+  let say: ((event: ClientEvent) => void) | null = null
+  const missed: ClientEvent[] = []
+  const client = createClient({
+    baseUrl: service.baseUrl,
+    token: service.token.reveal(),
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    ...(cacheDir !== null ? { jobTimes: readJobTimes(cacheDir, describeBaseUrl(service.baseUrl)) } : {}),
+    onEvent: (event) => (say ? say(event) : missed.push(event)),
+  })
+  const pace = readPace(client, options, signal)
+  // Said by the run that awaits it; a build that fails while it bundles never does.
+  pace.catch(() => {})
+  return {
+    client,
+    pace,
+    hear(logger) {
+      say = logRetries(logger)
+      for (const event of missed.splice(0)) say(event)
+    },
+    close: () => client.close(),
+  }
+}
+
 /** `cacheDir`: where the results are kept, and what the service's jobs took in earlier builds; null with the cache off. */
-export function remoteMode(options: ResolvedOptions, service: RemoteService, base: string, cacheDir: string | null): Mode {
+export function remoteMode(options: ResolvedOptions, service: RemoteService, base: string, cacheDir: string | null, early?: EarlyStart): Mode {
   const name = describeBaseUrl(service.baseUrl)
   return {
     name,
@@ -58,15 +95,10 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService, bas
     shown: (page) => page.url,
     cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports }),
     async open(count, logger, signal) {
-      const client = createClient({
-        baseUrl: service.baseUrl,
-        token: service.token.reveal(),
-        ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
-        ...(cacheDir !== null ? { jobTimes: readJobTimes(cacheDir, name) } : {}),
-        onEvent: logRetries(logger),
-      })
+      const { client, pace, hear } = early?.takeRemote() ?? beginRemote(options, service, cacheDir, signal)
+      hear(logger)
       try {
-        const concurrency = pagesInFlight(await readPace(client, options, signal), options, count)
+        const concurrency = pagesInFlight(await pace, options, count)
         const renderer = clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
         return {
           ...renderer,
