@@ -15,6 +15,7 @@
  * when it is added (1 for a token with none), so the k-th pending job of every token ranks
  * alike and one token's 500 jobs do not hold up another's one.
  */
+import { once } from 'node:events'
 import type { Job as BullJob, Queue, Worker } from 'bullmq'
 import type { Engine } from '../engine/engine.ts'
 import { requirePeer } from './peer.ts'
@@ -31,6 +32,8 @@ const MAX_STALLS = 3
 const SWEEP_EVERY_MS = 5_000
 /** A pending job younger than this may still be on its way into the queue. */
 const ORPHAN_AFTER_MS = 10_000
+/** How long a close waits for a connection still connecting, to end it cleanly. */
+const CONNECTING_GRACE_MS = 1_000
 
 export interface SharedQueueOptions extends Omit<QueueOptions, 'engine'> {
   redisUrl: string
@@ -172,8 +175,13 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
       }
       stop.abort(new Error('The service is shutting down.'))
       await queue.close()
-      // BullMQ leaves a connection it was given open.
-      for (const client of [connection, workerConnection]) await client?.quit().catch(() => client.disconnect())
+      // BullMQ leaves a connection it was given open. One still connecting is let finish
+      // first (briefly): ended mid-handshake, ioredis rejects its own ready check unheard.
+      for (const client of [connection, workerConnection]) {
+        if (client === null) continue
+        if (client.status === 'connecting' || client.status === 'connect') await once(client, 'ready', { signal: AbortSignal.timeout(CONNECTING_GRACE_MS) }).catch(() => {})
+        await client.quit().catch(() => client.disconnect())
+      }
     },
   }
 }
