@@ -55,7 +55,7 @@ export function createEarlyStart(options: ResolvedOptions): EarlyStart {
       const [service, client] = [embedded, remote]
       embedded = null
       remote = null
-      await client?.close()
+      await client?.client.close()
       await (await service?.catch(() => null))?.close()
     },
   }

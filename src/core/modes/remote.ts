@@ -58,7 +58,6 @@ export interface RemoteStart {
   pace: Promise<PaceLimit>
   /** The client's retries go to the build's log from now on, those before included. */
   hear(logger: BuildLogger): void
-  close(): Promise<void>
 }
 
 /** `cacheDir`: where what the service's jobs took in earlier builds is kept; null with the cache off. */
@@ -82,7 +81,6 @@ export function beginRemote(options: ResolvedOptions, service: RemoteService, ca
       say = logRetries(logger)
       for (const event of missed.splice(0)) say(event)
     },
-    close: () => client.close(),
   }
 }
 
