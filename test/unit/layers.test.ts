@@ -11,18 +11,20 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 
 /** What each folder may import statically, besides itself. */
 const ALLOWED: Record<string, readonly string[]> = {
+  // Helpers every layer needs (abortable waits): the floor, importing nothing of ours.
+  shared: [],
   contract: [],
   html: [],
   // The engine skips the critical style the inliner marks (html/outline.ts) when it reads a page's sheets.
-  engine: ['contract', 'html'],
-  client: ['contract'],
-  service: ['engine', 'contract'],
-  core: ['client', 'html', 'contract'],
+  engine: ['contract', 'html', 'shared'],
+  client: ['contract', 'shared'],
+  service: ['engine', 'contract', 'shared'],
+  core: ['client', 'html', 'contract', 'shared'],
   adapters: ['core', 'html'],
   integrations: ['core'],
   cli: ['core', 'html'],
   // Entry files (src/*.ts) re-export any layer.
-  '.': ['adapters', 'integrations', 'core', 'client', 'html', 'contract', 'service', 'engine'],
+  '.': ['adapters', 'integrations', 'core', 'client', 'html', 'contract', 'service', 'engine', 'shared'],
 }
 /** Dynamic `import()` may reach further down: embedded mode loads the service and engine only when it renders. */
 const DYNAMIC_ALLOWED: Record<string, readonly string[]> = { core: ['service', 'engine'] }

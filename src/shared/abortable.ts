@@ -1,0 +1,20 @@
+/**
+ * Async helpers every layer needs (the client, the service and the engine), kept below all
+ * of them: this folder imports nothing of ours.
+ */
+
+/**
+ * `promise`, settled early with `signal`'s reason once it aborts: the caller stops waiting
+ * even for work that does not listen to the signal (an engine, a browser that does not
+ * answer, a read shared by many callers). The work itself goes on; a late rejection of it
+ * is handled here, never unhandled.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  // A signal of its own: many waits on one long-lived signal must not pile listeners on it.
+  const own = AbortSignal.any([signal])
+  return new Promise<T>((resolve, reject) => {
+    own.addEventListener('abort', () => reject(own.reason), { once: true })
+    promise.then(resolve, reject)
+  })
+}
