@@ -3,6 +3,7 @@
  * closes, and a call that could not succeed (client closed, signal aborted, deadline
  * passed) fails before it queues for a slot.
  */
+import { abortable } from '../shared/abortable.ts'
 import { checkDeadline } from './checks.ts'
 import { TimeoutError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
@@ -34,24 +35,14 @@ export function joinSignal(closed: AbortSignal, signal: AbortSignal | undefined)
 
 /** Waits for `promise` within the caller's own signal and deadline. */
 export async function settleWithin<T>(promise: Promise<T>, scope: RequestOptions & { now: Now; sleep: Sleep; describe: string }): Promise<T> {
-  if (!scope.signal && scope.deadline === undefined) return promise
-  scope.signal?.throwIfAborted()
-  const limits: Promise<never>[] = []
-  if (scope.signal) {
-    // A signal of its own: many calls sharing the caller's one must not pile listeners on it.
-    const signal = AbortSignal.any([scope.signal])
-    limits.push(new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })))
-  }
+  const watched = scope.signal ? abortable(promise, scope.signal) : promise
+  if (scope.deadline === undefined) return watched
   const timer = new AbortController()
-  if (scope.deadline !== undefined) {
-    limits.push(
-      scope.sleep(Math.max(0, scope.deadline - scope.now()), timer.signal).then(() => {
-        throw new TimeoutError(`Gave up on ${scope.describe}: the deadline passed before it answered`, { status: null, code: 'timeout' })
-      }),
-    )
-  }
+  const late = scope.sleep(Math.max(0, scope.deadline - scope.now()), timer.signal).then(() => {
+    throw new TimeoutError(`Gave up on ${scope.describe}: the deadline passed before it answered`, { status: null, code: 'timeout' })
+  })
   try {
-    return await Promise.race([promise, ...limits])
+    return await Promise.race([watched, late])
   } finally {
     timer.abort()
   }

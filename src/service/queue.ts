@@ -16,6 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { JOB_FAILURE_CODES } from '../contract/api-contract.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
+import { abortable } from '../shared/abortable.ts'
 import { StoreUnavailableError, type Store, type StoredJob } from './store/types.ts'
 
 export interface QueueOptions {
@@ -417,25 +418,6 @@ class ShutdownSignal extends Error {
 /** Why a job was aborted to free its worker for a token with none: it goes back to queued. */
 class PreemptedSignal extends Error {
   override name = 'PreemptedSignal'
-}
-
-/** Settles with `signal` even when the engine ignores it. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }
 
 function describeFailure(error: unknown): { code: string; message: string } {
