@@ -10,6 +10,7 @@ export type {
   RequestOptions,
   WaitOptions,
 } from './client/types.ts'
+export type { PaceLimit } from './client/scheduler.ts'
 export type { CheckInterval } from './client/watcher.ts'
 export {
   BadRequestError,

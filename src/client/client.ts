@@ -21,7 +21,6 @@ import type { CreateClientOptions, CriticalCssClient, GenerateOptions, GenerateR
 import { UsageReader } from './usage.ts'
 import { CHECK_INTERVAL } from './watcher.ts'
 
-
 const DEFAULT_MAX_RETRIES = 8
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 const DEFAULT_MAX_WAIT_MS = 300_000
@@ -107,11 +106,9 @@ function publicClient(parts: Parts): CriticalCssClient {
       return jobs.list(search, start(requestOptions, `GET ${API_PATHS.jobs}`))
     },
 
-    async usage(requestOptions = {}) {
-      const value = await usage.read(start(requestOptions, `GET ${API_PATHS.usage}`))
-      usage.readByCaller()
-      return value
-    },
+    usage: (requestOptions = {}) => usage.read(start(requestOptions, `GET ${API_PATHS.usage}`)),
+
+    pace: (requestOptions = {}) => usage.pace(start(requestOptions, `GET ${API_PATHS.usage}`)),
 
     async waitForCss(jobOrId, waitOptions = {}) {
       if (typeof jobOrId === 'string') checkJobId(jobOrId, 'waitForCss')

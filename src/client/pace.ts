@@ -1,7 +1,6 @@
 /**
  * Where the pacer's limit comes from: the `rateLimit` option pins it, else usage states it
- * (its own numbers, else the plan's default rate). Exported for the plugin, which sizes its
- * work by the same pace the client keeps.
+ * (its own numbers, else the plan's default rate). Callers ask the client for it (`pace()`).
  */
 import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Usage } from '../contract/api-contract.ts'
 import type { PaceLimit } from './scheduler.ts'

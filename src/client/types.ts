@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici'
 import type { Job, JobData, JobStatus, Usage, Viewport } from '../contract/api-contract.ts'
 import type { CriticalCssError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
+import type { PaceLimit } from './scheduler.ts'
 import type { CheckInterval } from './watcher.ts'
 
 /** Override of the plan's pace, for self-hosted services with limits of their own. */
@@ -94,14 +95,20 @@ export type GenerateResult = Job | JobData
 export interface CriticalCssClient {
   /** The service's base URL, without credentials. */
   readonly baseUrl: string
-  /** Starts a job for `url`. Reads `usage()` once before the first generate, to learn the pace, unless the caller read it already. */
+  /** Starts a job for `url`. Reads `usage()` once before the first generate, to learn the pace, unless it is known already. */
   generate(url: string, options?: GenerateOptions): Promise<GenerateResult>
   /** The job's current data (its CSS when done). */
   jobData(id: string, options?: RequestOptions): Promise<JobData>
   /** This token's jobs, newest first, without CSS. */
   jobs(query?: JobsQuery, options?: RequestOptions): Promise<Job[]>
-  /** Plan, rate limit, quota and stats of this token. */
+  /** Plan, rate limit, quota and stats of this token. A read also sets the pace. */
   usage(options?: RequestOptions): Promise<Usage>
+  /**
+   * The pace the client keeps: the `rateLimit` option's, else the one `usage()` states, read
+   * once (the read the first generate would make). Null while it is not known: a service
+   * without the usage endpoint, whose answers' `RateLimit-*` headers will tell it.
+   */
+  pace(options?: RequestOptions): Promise<PaceLimit | null>
   /** Resolves to the finished job data; rejects with JobFailedError, TimeoutError at `deadline`, or the abort reason. */
   waitForCss(jobOrId: GenerateResult | string, options?: WaitOptions): Promise<JobData>
   /** The usage read most recently, if any. */

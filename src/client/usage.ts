@@ -1,14 +1,16 @@
 /**
- * Reading usage, which sets the pacer's limit whenever it is read. It is read once before
- * the first generate (to learn the pace before spending the plan's requests), unless the
- * caller's `rateLimit` option already states it, and once before the first 402 becomes an
- * error (so the message can say when the quota resets or when the subscription ended).
+ * Reading usage, which sets the pacer's limit whenever it is read, and the one way the pace
+ * is learnt: before the first generate (to learn the pace before spending the plan's
+ * requests) or when a caller asks for it, once, unless the `rateLimit` option states it.
+ * Any usage read teaches it, the caller's own included. It is read once more before the
+ * first 402 becomes an error (so the message can say when the quota resets or when the
+ * subscription ended).
  */
 import { API_PATHS, parseUsage, type Usage } from '../contract/api-contract.ts'
 import { NotFoundError } from './errors.ts'
 import { paceFromUsage } from './pace.ts'
 import type { Call, Clock, PaymentExplainer } from './request.ts'
-import { PRIORITY, type Pacer } from './scheduler.ts'
+import { PRIORITY, type PaceLimit, type Pacer } from './scheduler.ts'
 import { settleWithin } from './scope.ts'
 import type { RequestOptions } from './types.ts'
 import type { Answered } from './watcher.ts'
@@ -48,12 +50,9 @@ export class UsageReader implements PaymentExplainer {
     })
     this.latest = value
     this.deps.pacer.setLimit(paceFromUsage(value))
-    return value
-  }
-
-  /** The caller read usage itself: that taught the pace, so the first generate need not read it again. */
-  readByCaller(): void {
+    // The pace is known now: the first generate need not read it again.
     this.beforeGenerate ??= Promise.resolve()
+    return value
   }
 
   /**
@@ -66,7 +65,7 @@ export class UsageReader implements PaymentExplainer {
       const read = this.read({}).then(
         () => {},
         (error: unknown) => {
-          // A service without the usage endpoint is still usable: answers tell the pace.
+          // A service without the usage endpoint is still usable: its answers' headers tell the pace.
           if (error instanceof NotFoundError) return
           this.beforeGenerate = null
           throw error
@@ -78,6 +77,17 @@ export class UsageReader implements PaymentExplainer {
     }
     const { now, sleep } = this.deps.clock
     return settleWithin(this.beforeGenerate, { ...options, now, sleep, describe: `GET ${API_PATHS.usage}` })
+  }
+
+  /**
+   * The pace the client keeps: the `rateLimit` option's, else the one usage states (read
+   * once, as for the first generate). Null while it is not known: a service without the
+   * usage endpoint, whose answers' headers will tell it.
+   */
+  async pace(options: RequestOptions): Promise<PaceLimit | null> {
+    await this.learnPace(options)
+    const current = this.deps.pacer.current
+    return current === 'probing' ? null : current
   }
 
   /** Only the first 402 reads usage: later ones would learn the same, each read costing a request of the plan's rate. */

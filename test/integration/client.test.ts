@@ -115,6 +115,28 @@ describe('answers and errors', () => {
     expect(fake.count({ path: '/api/critical-css/usage' })).toBe(1)
   })
 
+  it('pace(): the plan usage states, read once for it and the first generate', async () => {
+    const { fake, client } = await setup({ token: { plan: 'pro' }, fake: { behaviour: () => ({ instant: true }) } })
+    expect(await client.pace()).toEqual({ requests: 60, windowMs: 60_000 })
+    await client.generate(PAGE)
+    expect(await client.pace()).toEqual({ requests: 60, windowMs: 60_000 })
+    expect(fake.count({ path: '/api/critical-css/usage' })).toBe(1)
+  })
+
+  it('pace(): the rateLimit option, without a request', async () => {
+    const { fake, client } = await setup({ client: { rateLimit: { requestsPerMinute: 7, windowMs: 30_000 } } })
+    expect(await client.pace()).toEqual({ requests: 7, windowMs: 30_000 })
+    expect(fake.requests.length).toBe(0)
+  })
+
+  it('pace(): unknown (null) from a service without the usage endpoint, which still generates', async () => {
+    const { fake, client } = await setup({ fake: { behaviour: () => ({ instant: true }) } })
+    fake.fault({ path: '/api/critical-css/usage', status: 404, times: 10, body: { error: { code: 'not_found', message: 'no such path' } } })
+    expect(await client.pace()).toBeNull()
+    expect(isJobData(await client.generate(PAGE))).toBe(true)
+    expect(fake.count({ path: '/api/critical-css/usage' })).toBe(1)
+  })
+
   it('ignores fields the contract does not name', async () => {
     const { client } = await setup({ fake: { extraFields: true, behaviour: () => ({ statuses: ['processing', 'done'] }) } })
     const data = await generateAndWait(client)

@@ -4,7 +4,6 @@
  * once from the usage endpoint; the env-var advice is this mode's, not the client's.
  */
 import { createClient } from '../../client/client.ts'
-import { paceFromOption, paceFromUsage } from '../../client/pace.ts'
 import type { ClientEvent, CriticalCssClient } from '../../client/types.ts'
 import { BadRequestError, NotFoundError, UnauthorizedError, describeBaseUrl } from '../../client/errors.ts'
 import type { PaceLimit } from '../../client/scheduler.ts'
@@ -37,16 +36,14 @@ function pagesInFlight(pace: PaceLimit, options: ResolvedOptions, pages: number)
   return Math.max(1, Math.floor((pace.requests * options.timeoutMs) / pace.windowMs / REQUESTS_PER_PAGE))
 }
 
-/** The pace pages are sized by: the `rateLimit` option, else what usage says (the client learns it from the same read). */
+/** The pace pages are sized by: the one the client keeps (the `rateLimit` option, else usage, read once). */
 async function readPace(client: CriticalCssClient, options: ResolvedOptions, signal: AbortSignal | undefined): Promise<PaceLimit> {
-  if (options.rateLimit) return paceFromOption(options.rateLimit)
   try {
-    const usage = await client.usage({ deadline: Date.now() + options.timeoutMs, ...(signal ? { signal } : {}) })
-    return paceFromUsage(usage)
+    const pace = await client.pace({ deadline: Date.now() + options.timeoutMs, ...(signal ? { signal } : {}) })
+    // Not known yet (a service without the usage endpoint: its answers' headers will tell the
+    // client): pages go in flight as if on the smallest plan (`concurrency` overrides).
+    return pace ?? { requests: PLAN_REQUESTS_PER_MINUTE.free, windowMs: RATE_WINDOW_MS }
   } catch (error) {
-    // A service without the usage endpoint still works, its answers' headers set the pace;
-    // until they do, pages go in flight as if on the smallest plan (`concurrency` overrides).
-    if (error instanceof NotFoundError) return { requests: PLAN_REQUESTS_PER_MINUTE.free, windowMs: RATE_WINDOW_MS }
     throw advised(error, 'usage', remoteAdvice)
   }
 }
