@@ -41,7 +41,8 @@ async function direct(jobMs: number): Promise<number[]> {
 async function throughService(jobMs: number): Promise<number[]> {
   const token = createToken()
   const service = await startService({ host: '127.0.0.1', port: 0, tokens: [{ token, plan: 'ent' }], engine: createStubEngine(() => ({ delayMs: jobMs })), allowPrivateNetworks: true, workers: WORKERS, shutdownGraceMs: 0, log: () => {} })
-  const renderer = clientRenderer(createClient({ baseUrl: service.url, token, checkInterval: CHECK_INTERVAL }), { viewports, concurrency: PAGES_PER_WORKER * WORKERS, advice: () => null })
+  const client = createClient({ baseUrl: service.url, token, checkInterval: CHECK_INTERVAL })
+  const renderer = clientRenderer(client, { viewports, concurrency: PAGES_PER_WORKER * WORKERS, advice: () => null })
   const latencies: number[] = []
   try {
     await inParallel(PAGES, renderer.concurrency, async (i) => {
@@ -50,7 +51,7 @@ async function throughService(jobMs: number): Promise<number[]> {
       latencies.push(performance.now() - begun)
     })
   } finally {
-    await renderer.close()
+    await client.close()
     await service.close()
   }
   return latencies

@@ -1,7 +1,7 @@
 /**
- * The plugin: one unplugin core whose adapters find the emitted HTML and hand it to
- * `core/run.ts`. Options are checked when the plugin is created, so a bad one fails at
- * config time.
+ * The plugin: one unplugin core whose adapters find the emitted HTML and hand it to the
+ * plugin instance's build session (`core/session.ts`). Options are checked when the plugin
+ * is created, so a bad one fails at config time.
  */
 import { createUnplugin, type UnpluginFactory, type UnpluginInstance } from 'unplugin'
 import { setupEsbuild } from './adapters/esbuild.ts'
@@ -9,18 +9,19 @@ import { rollupHooks, viteHooks } from './adapters/rollup.ts'
 import { applyWebpackLike } from './adapters/webpack.ts'
 import { PLUGIN_NAME } from './core/errors.ts'
 import { resolveOptions, type Options } from './core/options.ts'
+import { createBuildSession } from './core/session.ts'
 
 export const unpluginFactory: UnpluginFactory<Options | undefined> = (rawOptions) => {
-  const options = resolveOptions(rawOptions)
+  const session = createBuildSession(resolveOptions(rawOptions))
   return {
     name: PLUGIN_NAME,
     enforce: 'post',
-    vite: viteHooks(options),
-    rollup: rollupHooks(options),
-    rolldown: rollupHooks(options),
-    webpack: (compiler) => applyWebpackLike(compiler, options),
-    rspack: (compiler) => applyWebpackLike(compiler, options),
-    esbuild: { setup: (build) => setupEsbuild(build, options) },
+    vite: viteHooks(session),
+    rollup: rollupHooks(session),
+    rolldown: rollupHooks(session),
+    webpack: (compiler) => applyWebpackLike(compiler, session),
+    rspack: (compiler) => applyWebpackLike(compiler, session),
+    esbuild: { setup: (build) => setupEsbuild(build, session) },
   }
 }
 

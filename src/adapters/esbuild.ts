@@ -7,14 +7,11 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
-import type { ResolvedOptions } from '../core/options.ts'
 import { directoryOutput } from '../core/build-server.ts'
 import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
-import { createEarlyStart } from '../core/modes/early.ts'
-import { runCriticalCss } from '../core/run.ts'
+import type { BuildSession } from '../core/session.ts'
 
 const NAME = PLUGIN_NAME
 const INFO_LEVELS = new Set(['verbose', 'debug', 'info'])
@@ -34,7 +31,7 @@ function inMemoryFiles(files: readonly OutputFile[], outdir: string): Map<string
   return byName
 }
 
-export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void {
+export function setupEsbuild(build: PluginBuild, session: BuildSession): void {
   const initial = build.initialOptions
   const root = initial.absWorkingDir ?? process.cwd()
   const outdir = resolve(root, initial.outdir ?? (initial.outfile ? dirname(initial.outfile) : '.'))
@@ -42,14 +39,13 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
   initial.metafile = true
   let builds = 0
   let enabled = false
-  const early = createEarlyStart(options)
   build.onStart(() => {
     builds += 1
     try {
       // A second build of the same context is a watch or serve rebuild.
-      enabled = enabledFor(options, { production: true, watch: builds > 1, server: false })
+      enabled = session.enabled({ production: true, watch: builds > 1, server: false })
       // A cold build's browser launches while esbuild bundles.
-      if (enabled) early.begin(root)
+      if (enabled) session.begin(root)
     } catch (error) {
       enabled = false
       return { errors: [{ text: (error as Error).message, pluginName: NAME }] }
@@ -58,7 +54,7 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
   })
   build.onEnd(async (result) => {
     if (!enabled || result.errors.length > 0) {
-      await early.release()
+      await session.release()
       return undefined
     }
     const inMemory = initial.write === false
@@ -83,13 +79,11 @@ export function setupEsbuild(build: PluginBuild, options: ResolvedOptions): void
     const warnings: PartialMessage[] = []
     const showInfo = INFO_LEVELS.has(initial.logLevel ?? 'warning')
     try {
-      const { updated, assets } = await runCriticalCss({
-        options,
+      const { updated, assets } = await session.run({
         html,
         // esbuild's publicPath says where assets load from, not where pages are served.
         base: '/',
         root,
-        early,
         output: { read: memory ? async (file) => memory.get(file) ?? null : directoryOutput(outdir) },
         logger: {
           info: (message) => {

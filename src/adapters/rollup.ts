@@ -5,13 +5,10 @@
  */
 import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
 import type { BuildOutput } from '../core/build-server.ts'
-import type { ResolvedOptions } from '../core/options.ts'
-import { enabledFor } from '../core/options.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { isHtmlFile } from '../core/pages.ts'
 import type { BuildLogger } from '../core/report.ts'
-import { createEarlyStart, type EarlyStart } from '../core/modes/early.ts'
-import { runCriticalCss } from '../core/run.ts'
+import type { BuildSession } from '../core/session.ts'
 
 interface BundleEntry {
   type: 'asset' | 'chunk'
@@ -21,7 +18,7 @@ interface BundleEntry {
 }
 
 interface Target {
-  options: ResolvedOptions
+  session: BuildSession
   base: string
   root: string
   logger: BuildLogger
@@ -31,7 +28,6 @@ interface Target {
   framework?: Framework | null
   /** Adds a file to the bundle (`this.emitFile`). */
   emit(fileName: string, source: string): void
-  early: EarlyStart
 }
 
 /** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
@@ -48,35 +44,35 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
     },
     staticDirs: target.staticDirs ?? [],
   }
-  const { updated, assets } = await runCriticalCss({ ...target, html, output })
+  const { session, ...build } = target
+  const { updated, assets } = await session.run({ ...build, html, output })
   for (const [file, text] of assets) if (!(file in bundle)) target.emit(file, text)
   for (const [file, text] of updated) bundle[file]!.source = text
 }
 
-export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
+export function viteHooks(session: BuildSession): Partial<VitePlugin> {
   let config: ResolvedConfig | null = null
   let enabled = false
   let framework: Framework | null = null
-  const early = createEarlyStart(options)
   const client = (environment: { config: { consumer: string } } | undefined): boolean => !environment || environment.config.consumer === 'client'
   return {
     // Dev servers serve HTML as it is requested: there is no bundle to finish.
     apply: 'build',
     buildStart() {
       // A cold build's browser launches while the bundler works.
-      if (enabled && config !== null && client(this.environment)) early.begin(config.root)
+      if (enabled && config !== null && client(this.environment)) session.begin(config.root)
     },
     buildEnd(error) {
-      if (error && client(this.environment)) void early.release()
+      if (error && client(this.environment)) void session.release()
     },
     async closeBundle() {
-      if (client(this.environment)) await early.release()
+      if (client(this.environment)) await session.release()
     },
     configResolved(resolved) {
       config = resolved
       // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
       const production = resolved.isProduction || resolved.mode === 'production'
-      enabled = enabledFor(options, { production, watch: Boolean(resolved.build.watch), server: Boolean(resolved.build.ssr) })
+      enabled = session.enabled({ production, watch: Boolean(resolved.build.watch), server: Boolean(resolved.build.ssr) })
       framework = frameworkOf(resolved.plugins.map((plugin) => plugin.name))
     },
     generateBundle: {
@@ -87,7 +83,7 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
         if (!client(this.environment)) return
         const logger = config.logger
         await processBundle(bundle as Record<string, BundleEntry>, {
-          options,
+          session,
           base: config.base,
           root: config.root,
           // Vite copies the public dir when it writes the bundle, after this hook.
@@ -95,7 +91,6 @@ export function viteHooks(options: ResolvedOptions): Partial<VitePlugin> {
           framework,
           logger: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
           emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
-          early,
         })
       },
     },
@@ -121,20 +116,19 @@ export interface RollupLikeHooks {
 }
 
 /** Rollup and Rolldown have no production flag: every build but a watch rebuild is one. */
-export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
+export function rollupHooks(session: BuildSession): RollupLikeHooks {
   let enabled = false
-  const early = createEarlyStart(options)
   return {
     buildStart() {
-      enabled = enabledFor(options, { production: true, watch: this.meta.watchMode, server: false })
+      enabled = session.enabled({ production: true, watch: this.meta.watchMode, server: false })
       // A cold build's browser launches while the bundler works.
-      if (enabled) early.begin(process.cwd())
+      if (enabled) session.begin(process.cwd())
     },
     buildEnd(error) {
-      if (error) void early.release()
+      if (error) void session.release()
     },
     async closeBundle() {
-      await early.release()
+      await session.release()
     },
     generateBundle: {
       // After @rollup/plugin-html and every other generateBundle: the HTML is final.
@@ -142,12 +136,11 @@ export function rollupHooks(options: ResolvedOptions): RollupLikeHooks {
       async handler(_output, bundle) {
         if (!enabled) return
         await processBundle(bundle, {
-          options,
+          session,
           base: '/',
           root: process.cwd(),
           logger: { info: (message) => this.info(message), warn: (message) => this.warn(message) },
           emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
-          early,
         })
       },
     },

@@ -3,12 +3,9 @@
  * emitted them (processAssets stage OPTIMIZE_INLINE); ours edits them right after, before
  * OPTIMIZE_TRANSFER, where compression and similar plugins read the final bytes.
  */
-import type { ResolvedOptions } from '../core/options.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { enabledFor } from '../core/options.ts'
 import { isHtmlFile } from '../core/pages.ts'
-import { createEarlyStart } from '../core/modes/early.ts'
-import { runCriticalCss } from '../core/run.ts'
+import type { BuildSession } from '../core/session.ts'
 
 const NAME = PLUGIN_NAME
 /** After the HTML plugins (OPTIMIZE_INLINE, 700), well before SUMMARIZE (1000) and OPTIMIZE_TRANSFER (3000). */
@@ -52,19 +49,18 @@ function isServerTarget(target: unknown): boolean {
   return targets.some((value) => typeof value === 'string' && /^(?:async-)?node|^electron-main/.test(value))
 }
 
-export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOptions): void {
+export function applyWebpackLike(compiler: CompilerLike, session: BuildSession): void {
   const { Compilation, WebpackError, sources } = compiler.webpack
-  const early = createEarlyStart(options)
-  // A service begun early that no run took (a failed compilation, nothing rendered) stops with the build.
-  compiler.hooks.done.tapPromise(NAME, () => early.release())
-  compiler.hooks.failed.tap(NAME, () => void early.release())
+  // What the build began that no run released (a failed compilation, nothing rendered) stops with the build.
+  compiler.hooks.done.tapPromise(NAME, () => session.release())
+  compiler.hooks.failed.tap(NAME, () => void session.release())
   // Options defaults (mode) and watch mode are only known once a compilation starts.
   compiler.hooks.thisCompilation.tap(NAME, (compilation) => {
     try {
       const production = (compiler.options.mode ?? 'production') === 'production'
-      if (!enabledFor(options, { production, watch: Boolean(compiler.watchMode), server: isServerTarget(compiler.options.target) })) return
+      if (!session.enabled({ production, watch: Boolean(compiler.watchMode), server: isServerTarget(compiler.options.target) })) return
       // A cold build's browser launches while webpack compiles.
-      early.begin(compiler.context)
+      session.begin(compiler.context)
     } catch (error) {
       compilation.errors.push(new WebpackError((error as Error).message))
       return
@@ -81,12 +77,10 @@ export function applyWebpackLike(compiler: CompilerLike, options: ResolvedOption
         const publicPath = compilation.outputOptions.publicPath
         const logger = compilation.getLogger(NAME)
         try {
-          const { updated, assets } = await runCriticalCss({
-            options,
+          const { updated, assets } = await session.run({
             html,
             base: typeof publicPath === 'string' ? publicPath : '/',
             root: compiler.context,
-            early,
             // Every asset as the compilation holds it now (the HTML before ours edits it).
             output: { read: async (file) => compilation.getAsset(file)?.source.buffer() ?? null },
             logger: {

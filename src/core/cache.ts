@@ -4,7 +4,7 @@
  * A file that cannot be read or parsed is a miss, never an error.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Viewport } from '../contract/api-contract.ts'
@@ -47,6 +47,19 @@ export function cacheKey(parts: CacheKeyParts): string {
 /** Where a build's cache lives (its results, and remote mode's job times); null with the cache off. */
 export function cacheDirOf(cache: ResolvedOptions['cache'], root: string): string | null {
   return cache ? cacheDirectory(cache.dir, root) : null
+}
+
+/**
+ * Whether a build with this cache will surely render: it holds nothing (its directory is
+ * missing or empty, or the cache is off). A build with any entry may render nothing.
+ */
+export function cacheHoldsNothing(cacheDir: string | null): boolean {
+  if (cacheDir === null) return true
+  try {
+    return readdirSync(cacheDir).length === 0
+  } catch {
+    return true
+  }
 }
 
 /** The cache directory: `dir` against the root, or the default below the nearest package.json. */

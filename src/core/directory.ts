@@ -12,7 +12,7 @@ import { writeFilesAtomic } from './files.ts'
 import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions } from './options.ts'
 import { isHtmlFile } from './pages.ts'
 import type { BuildLogger, BuildReport } from './report.ts'
-import { runCriticalCss } from './run.ts'
+import { createBuildSession } from './session.ts'
 
 export interface DirectoryContext {
   /** Where progress, warnings and the summary go. Default: standard error. */
@@ -67,8 +67,7 @@ export async function processDirectory(dir: string, options: DirectoryOptions = 
   if (!found?.isDirectory()) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} is not a directory: give the folder your site was built into.`)
   const html = new Map<string, Uint8Array>()
   for (const file of await htmlFiles(folder)) html.set(file, await readFile(join(folder, file)))
-  const { updated, assets, report } = await runCriticalCss({
-    options: resolved,
+  const { updated, assets, report } = await createBuildSession(resolved).run({
     html,
     base,
     root: resolve(context.root ?? process.cwd()),

@@ -3,6 +3,7 @@
  * the cache can, render the rest through the mode's renderer (a deadline per page, pages in
  * flight as the renderer says), inline the CSS and report. Returns the new HTML of the
  * pages that changed; the adapter puts it back. Nothing is put back when the run throws.
+ * The build session (session.ts) opens the mode and releases it.
  */
 import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -13,16 +14,12 @@ import type { BuildOutput } from './build-server.ts'
 import { cacheDirOf, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
-import type { EarlyStart } from './modes/early.ts'
-import { embeddedMode } from './modes/embedded.ts'
-import type { Mode, Renderer } from './modes/mode.ts'
-import { remoteMode } from './modes/remote.ts'
+import type { ModeRun, Renderer } from './modes/mode.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, type Page } from './pages.ts'
 import { createProgress, formatSummary, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
 
 export interface RunInput {
-  options: ResolvedOptions
   /** Emitted HTML files, relative to the output directory → their content. */
   html: ReadonlyMap<string, string | Uint8Array>
   /** The bundler's base / publicPath. */
@@ -37,8 +34,6 @@ export interface RunInput {
   framework?: Framework | null
   /** What to say when the output has no HTML page, instead of the bundler's message (a folder says so its own way). */
   noPagesMessage?: string
-  /** What the adapter began as the build began (a cold build: the embedded service, or remote mode's client and usage read): the run takes it if it renders. */
-  early?: EarlyStart
 }
 
 export interface RunResult {
@@ -93,31 +88,9 @@ function createLimiter(limit: number): () => Promise<() => void> {
   }
 }
 
-function openMode(input: RunInput): Mode | Promise<Mode> {
-  const { options } = input
-  if (options.service !== null) return remoteMode(options, options.service, input.base, cacheDirOf(options.cache, input.root), input.early)
-  if (input.output === undefined) throw new TypeError('runCriticalCss: embedded mode needs the build output')
-  return embeddedMode(options, input.output, input.base, input.early)
-}
-
 /** Callers have thrown the options' problems already (`enabledFor`, `processDirectory`). */
-export async function runCriticalCss(input: RunInput): Promise<RunResult> {
-  try {
-    const mode = await openMode(input)
-    try {
-      return await runPages(input, mode)
-    } finally {
-      // Whatever the mode started (embedded: the build server, the service, the browser) stops with the build.
-      await mode.close()
-    }
-  } finally {
-    // A service begun early that the run did not take (it rendered nothing) stops too.
-    await input.early?.release()
-  }
-}
-
-async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
-  const { options, logger } = input
+export async function runPages(options: ResolvedOptions, input: RunInput, mode: ModeRun): Promise<RunResult> {
+  const { logger } = input
   const started = performance.now()
   const startedAt = new Date().toISOString()
   const files = [...input.html.keys()].filter(isHtmlFile)
@@ -200,14 +173,14 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
   if (misses.length > 0) {
     let renderer: Renderer | null = null
     try {
-      renderer = await mode.open(misses.length, logger, input.signal)
+      renderer = await mode.renderer(misses.length, logger, input.signal)
     } catch (error) {
       if (stopsTheBuild(error)) throw error
       input.signal?.throwIfAborted()
       // What renders could not start (the service's pace unreadable, say): every page is left as it is, with why.
       for (const page of misses) fail(page, describeError(error), 'service', 0)
     }
-    if (renderer !== null) await renderMisses(misses, renderer, { input, finish, fail, keep })
+    if (renderer !== null) await renderMisses(misses, renderer, { input, timeoutMs: options.timeoutMs, finish, fail, keep })
   }
   // An interrupted run has no report to give and nothing to hand back to be written.
   input.signal?.throwIfAborted()
@@ -233,6 +206,8 @@ async function runPages(input: RunInput, mode: Mode): Promise<RunResult> {
 
 interface Outcomes {
   input: RunInput
+  /** Time allowed for each page. */
+  timeoutMs: number
   finish(page: PageWork, css: string, source: PageReport['source'], ms: number): void
   fail(page: PageWork, message: string, source: PageReport['source'], ms: number): void
   keep(page: PageWork, css: string): Promise<void>
@@ -244,7 +219,7 @@ interface Outcomes {
  * subscription answers every later page the same, without asking again.
  */
 async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Outcomes): Promise<void> {
-  const { input, finish, fail, keep } = outcomes
+  const { input, timeoutMs, finish, fail, keep } = outcomes
   const stop = new AbortController()
   const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal
   let stopError: Error | null = null
@@ -259,7 +234,7 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
         try {
           if (accountError !== null) throw accountError
           signal.throwIfAborted()
-          const css = await renderer.render(page.url, { deadline: Date.now() + input.options.timeoutMs, signal })
+          const css = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal })
           finish(page, css, 'service', performance.now() - begun)
           await keep(page, css)
         } catch (error) {
@@ -282,7 +257,6 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
     )
   } finally {
     progress.stop()
-    await renderer.close()
   }
   if (stopError !== null) throw stopError
 }

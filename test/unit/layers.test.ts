@@ -85,6 +85,38 @@ describe('layers', () => {
     expect(wrong).toEqual([])
   })
 
+  it('no module imports itself back through others (type-only and dynamic imports included)', () => {
+    const graph = new Map(files.map((file) => [file, importsOf(file).filter((entry) => entry.specifier.startsWith('.')).map((entry) => resolve(dirname(file), entry.specifier))]))
+    // Tarjan's strongly connected components: a component of more than one module is a circle.
+    const index = new Map<string, number>()
+    const low = new Map<string, number>()
+    const stack: string[] = []
+    const circles: string[][] = []
+    const visit = (file: string): void => {
+      index.set(file, index.size)
+      low.set(file, index.get(file)!)
+      stack.push(file)
+      for (const next of graph.get(file) ?? []) {
+        if (!graph.has(next)) continue
+        if (!index.has(next)) {
+          visit(next)
+          low.set(file, Math.min(low.get(file)!, low.get(next)!))
+        } else if (stack.includes(next)) {
+          low.set(file, Math.min(low.get(file)!, index.get(next)!))
+        }
+      }
+      if (low.get(file) !== index.get(file)) return
+      const component: string[] = []
+      for (let member = stack.pop()!; ; member = stack.pop()!) {
+        component.push(relative(SRC, member))
+        if (member === file) break
+      }
+      if (component.length > 1) circles.push(component.sort())
+    }
+    for (const file of graph.keys()) if (!index.has(file)) visit(file)
+    expect(circles).toEqual([])
+  })
+
   it('a remote-mode build loads neither playwright-core nor better-sqlite3', () => {
     // Everything the plugin's entries load without a dynamic import(): type-only imports are erased.
     const seen = new Set<string>()

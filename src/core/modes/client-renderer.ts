@@ -51,7 +51,6 @@ export function clientRenderer(client: CriticalCssClient, settings: { viewports:
         throw advised(error, 'wait', advice)
       }
     },
-    close: () => client.close(),
   }
 }
 

@@ -8,14 +8,14 @@
 import { createHash } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
+import type { CriticalCssClient } from '../../client/types.ts'
 import { renderKeyText } from '../../html/render-key.ts'
 import { stylesheetHrefs } from '../../html/scan.ts'
-import { serveBuild, type BuildOutput, type FileFinder } from '../build-server.ts'
+import { serveBuild, type BuildServer, type FileFinder } from '../build-server.ts'
 import { cacheKey } from '../cache.ts'
 import type { ResolvedOptions, ResolvedPage } from '../options.ts'
 import { planPages, type Page } from '../pages.ts'
 import { clientRenderer, logRetries } from './client-renderer.ts'
-import type { EarlyStart } from './early.ts'
 import type { EmbeddedService } from './embedded-service.ts'
 import type { Mode } from './mode.ts'
 
@@ -63,40 +63,62 @@ function embeddedWorkers(): number {
 }
 
 /** The service and browser for this build's options (loaded only when a build renders). */
-export function startForBuild(options: ResolvedOptions): Promise<EmbeddedService> {
+function startForBuild(options: ResolvedOptions): Promise<EmbeddedService> {
   return import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers() }))
 }
 
-export async function embeddedMode(options: ResolvedOptions, output: BuildOutput, base: string, early?: EarlyStart): Promise<Mode> {
-  const site = await serveBuild(output, base)
-  const stylesheetHash = stylesheetHasher(site.find, site.siteUrl.origin)
+export function embeddedMode(options: ResolvedOptions): Mode {
   const workers = embeddedWorkers()
-  let service: EmbeddedService | null = null
+  let service: Promise<EmbeddedService> | null = null
+  let site: BuildServer | null = null
+  let client: CriticalCssClient | null = null
+  const start = (): Promise<EmbeddedService> => {
+    if (service === null) {
+      service = startForBuild(options)
+      // A browser that cannot start is said by the run that needs it, with its hint.
+      service.catch(() => {})
+    }
+    return service
+  }
   return {
-    name: NAME,
-    plan: (files) => planPages(options.pages?.map((page) => onBuildServer(page, options.siteUrl, site.siteUrl)) ?? null, files, { siteUrl: site.siteUrl, base }),
-    // The port changes every build: the path is what names the page.
-    shown: (page: Page) => {
-      const url = new URL(page.url)
-      return `${url.pathname}${url.search}`
+    begin: () => void start(),
+    async open({ output, base }) {
+      if (output === undefined) throw new TypeError('embedded mode needs the build output')
+      site = await serveBuild(output, base)
+      const served = site
+      const stylesheetHash = stylesheetHasher(served.find, served.siteUrl.origin)
+      return {
+        name: NAME,
+        plan: (files) => planPages(options.pages?.map((page) => onBuildServer(page, options.siteUrl, served.siteUrl)) ?? null, files, { siteUrl: served.siteUrl, base }),
+        // The port changes every build: the path is what names the page.
+        shown: (page: Page) => {
+          const url = new URL(page.url)
+          return `${url.pathname}${url.search}`
+        },
+        async cacheKey(page, html) {
+          const sheets = stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, page.url) ? [new URL(href, page.url)] : []))
+          const contents = [sha256(renderKeyText(html)), ...(await Promise.all(sheets.map(stylesheetHash)))]
+          return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, contents })
+        },
+        async renderer(count, logger) {
+          const started = await start()
+          logger.info(`critical CSS: no service configured, rendering ${count} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
+          client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
+          const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
+          // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
+          return clientRenderer(client, { viewports: options.viewports, concurrency, advice: () => null })
+        },
+      }
     },
-    async cacheKey(page, html) {
-      const sheets = stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, page.url) ? [new URL(href, page.url)] : []))
-      const contents = [sha256(renderKeyText(html)), ...(await Promise.all(sheets.map(stylesheetHash)))]
-      return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, contents })
-    },
-    async open(count, logger) {
-      const started = await (early?.takeEmbedded() ?? startForBuild(options))
-      service = started
-      logger.info(`critical CSS: no service configured, rendering ${count} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
-      const client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
-      const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
-      // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
-      return clientRenderer(client, { viewports: options.viewports, concurrency, advice: () => null })
-    },
-    async close() {
-      await service?.close()
-      await site.close()
+    async release() {
+      const [opened, begun, served] = [client, service, site]
+      client = null
+      service = null
+      site = null
+      // Whatever the build started (the client, the service and browser, the build server) stops with it.
+      await opened?.close()
+      await (await begun?.catch(() => null))?.close()
+      await served?.close()
     },
   }
 }

@@ -1,12 +1,38 @@
 /**
  * Where a build's critical CSS comes from. Remote mode asks a configured service; embedded
- * mode serves the build to the reference service it starts in this process. The run
- * (`core/run.ts`) only speaks to this interface, so it has no mode of its own.
+ * mode serves the build to the reference service it starts in this process. A plugin
+ * instance has one mode (its build session picks it); the run (`core/run.ts`) only speaks
+ * to these interfaces, so it has no mode of its own.
  */
+import type { BuildOutput } from '../build-server.ts'
 import type { Page } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
 
+/** The mode of one plugin instance, across its builds: what it starts, each build's view, and its release. */
 export interface Mode {
+  /**
+   * Starts what renders now, before any page is known (embedded: the service and the
+   * browser; remote: the client and its pace read), so that it overlaps the bundling.
+   * A build that renders takes it over; one that renders nothing leaves it to `release`.
+   */
+  begin(cacheDir: string | null): void
+  /** One build's view of the mode (the output is what the embedded service serves). */
+  open(build: ModeBuild): Promise<ModeRun>
+  /** Stops everything begun or opened for the build; safe more than once. The next build begins afresh. */
+  release(): Promise<void>
+}
+
+export interface ModeBuild {
+  /** The bundler's base / publicPath. */
+  base: string
+  /** Where results and what the service's jobs took are kept; null with the cache off. */
+  cacheDir: string | null
+  /** The whole build output (embedded mode serves it to its browser). */
+  output: BuildOutput | undefined
+}
+
+/** The mode as one build's run sees it. */
+export interface ModeRun {
   /** The service as reports and cache keys name it, without credentials. */
   readonly name: string
   /** This build's pages with the URLs the renderer fetches (`files`: the emitted HTML files). */
@@ -16,13 +42,11 @@ export interface Mode {
   /** Where a page's result is kept in the cache (`html`: the page as emitted). */
   cacheKey(page: Page, html: string): Promise<string>
   /**
-   * Starts what renders `count` pages (a client, in embedded mode also the browser), once
-   * some page is not in the cache. What the user must fix (a ConfigurationError, a 400 or
-   * 401 from the service) stops the build.
+   * What renders `count` pages (a client, in embedded mode also the browser), once some
+   * page is not in the cache. What the user must fix (a ConfigurationError, a 400 or 401
+   * from the service) stops the build. The mode's release stops it.
    */
-  open(count: number, logger: BuildLogger, signal?: AbortSignal): Promise<Renderer>
-  /** Stops everything the mode started; safe to call more than once. */
-  close(): Promise<void>
+  renderer(count: number, logger: BuildLogger, signal?: AbortSignal): Promise<Renderer>
 }
 
 export interface RenderOptions {
@@ -40,5 +64,4 @@ export interface Renderer {
    * or a `BadRequestError`/`UnauthorizedError`, with the mode's hint in its message.
    */
   render(url: string, options: RenderOptions): Promise<string>
-  close(): Promise<void>
 }

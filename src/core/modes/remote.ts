@@ -14,7 +14,6 @@ import { ENV, type RemoteService, type ResolvedOptions } from '../options.ts'
 import { planPages } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
-import type { EarlyStart } from './early.ts'
 import type { Mode } from './mode.ts'
 
 /** Requests one page costs at least (generate, a status check, its CSS): sizes the default concurrency. */
@@ -48,17 +47,18 @@ async function readPace(client: CriticalCssClient, options: ResolvedOptions, sig
   }
 }
 
-/** The client of the configured service, and the read of its pace begun with it: what a cold build begins as the bundler starts. */
-export interface RemoteStart {
+/** The client of the configured service and the read of its pace begun with it: what a cold build begins as the bundler starts. */
+interface RemoteStart {
   client: CriticalCssClient
+  /** Where what the service's jobs took is kept; null with the cache off. */
+  cacheDir: string | null
   /** The `rateLimit` option's pace, else what the usage read says; rejects with the mode's advice. */
   pace: Promise<PaceLimit>
   /** The client's retries go to the build's log from now on, those before included. */
   hear(logger: BuildLogger): void
 }
 
-/** `cacheDir`: where what the service's jobs took in earlier builds is kept; null with the cache off. */
-export function beginRemote(options: ResolvedOptions, service: RemoteService, cacheDir: string | null, signal?: AbortSignal): RemoteStart {
+function beginRemote(options: ResolvedOptions, service: RemoteService, cacheDir: string | null, signal?: AbortSignal): RemoteStart {
   let say: ((event: ClientEvent) => void) | null = null
   const missed: ClientEvent[] = []
   const client = createClient({
@@ -73,6 +73,7 @@ export function beginRemote(options: ResolvedOptions, service: RemoteService, ca
   pace.catch(() => {})
   return {
     client,
+    cacheDir,
     pace,
     hear(logger) {
       say = logRetries(logger)
@@ -81,33 +82,34 @@ export function beginRemote(options: ResolvedOptions, service: RemoteService, ca
   }
 }
 
-/** `cacheDir`: where the results are kept, and what the service's jobs took in earlier builds; null with the cache off. */
-export function remoteMode(options: ResolvedOptions, service: RemoteService, base: string, cacheDir: string | null, early?: EarlyStart): Mode {
+export function remoteMode(options: ResolvedOptions, service: RemoteService): Mode {
   const name = describeBaseUrl(service.baseUrl)
+  let started: RemoteStart | null = null
+  const start = (cacheDir: string | null, signal?: AbortSignal): RemoteStart => (started ??= beginRemote(options, service, cacheDir, signal))
   return {
-    name,
-    plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
-    shown: (page) => page.url,
-    cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports }),
-    async open(count, logger, signal) {
-      const { client, pace, hear } = early?.takeRemote() ?? beginRemote(options, service, cacheDir, signal)
-      hear(logger)
-      try {
-        const concurrency = pagesInFlight(await pace, options, count)
-        const renderer = clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
-        return {
-          ...renderer,
-          async close() {
-            // A memory, not a result: a build whose cache cannot be written loses nothing but the head start.
-            if (cacheDir !== null && client.jobTimes.length > 0) await writeJobTimes(cacheDir, name, client.jobTimes).catch(() => {})
-            await renderer.close()
-          },
-        }
-      } catch (error) {
-        await client.close()
-        throw error
+    begin: (cacheDir) => void start(cacheDir),
+    async open({ base, cacheDir }) {
+      return {
+        name,
+        plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
+        shown: (page) => page.url,
+        cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports }),
+        async renderer(count, logger, signal) {
+          const { client, pace, hear } = start(cacheDir, signal)
+          hear(logger)
+          const concurrency = pagesInFlight(await pace, options, count)
+          return clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
+        },
       }
     },
-    close: async () => {},
+    async release() {
+      const taken = started
+      started = null
+      if (taken === null) return
+      const { client, cacheDir } = taken
+      // A memory, not a result: a build whose cache cannot be written loses nothing but the head start.
+      if (cacheDir !== null && client.jobTimes.length > 0) await writeJobTimes(cacheDir, name, client.jobTimes).catch(() => {})
+      await client.close()
+    },
   }
 }
