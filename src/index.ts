@@ -30,7 +30,8 @@ export default unplugin
 
 export { inlineCriticalCss } from './html/inline.ts'
 export { LOADER_FILE, LOADER_SCRIPT } from './html/loader.ts'
-export type { InlineEdit, InlineOptions, InlineResult, PreloadStrategy } from './html/inline.ts'
+export type { InlineEdit, InlineOptions, InlineResult } from './html/inline.ts'
+export type { PreloadStrategy } from './html/strategies.ts'
 export { resolveOptions } from './core/options.ts'
 export { processDirectory } from './core/directory.ts'
 export type { DirectoryContext, DirectoryResult } from './core/directory.ts'

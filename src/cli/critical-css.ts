@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util'
 import { ConfigurationError, describeError } from '../core/errors.ts'
 import { processDirectory, stderrLogger } from '../core/directory.ts'
 import { ENV, resolveDirectoryOptions, type DirectoryOptions } from '../core/options.ts'
-import type { PreloadStrategy } from '../html/inline.ts'
+import type { PreloadStrategy } from '../html/strategies.ts'
 
 const HELP = `critical-css — inline the above-the-fold CSS of every HTML page in a built folder
 

@@ -9,7 +9,8 @@ import { z } from 'zod'
 import type { RateLimitOption } from '../client/types.ts'
 import { describeBaseUrl } from '../client/errors.ts'
 import { DEFAULT_VIEWPORTS, TOKEN_PATTERN, VIEWPORT_LIMITS, type Viewport } from '../contract/api-contract.ts'
-import { DEFAULT_PRELOAD, NONCE_PATTERN, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/inline.ts'
+import { NONCE_PATTERN } from '../html/inline.ts'
+import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 
 /** The env vars the plugin reads; an option of the same name wins. */

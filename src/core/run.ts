@@ -8,8 +8,9 @@
 import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../client/errors.ts'
-import { inlineCriticalCss, renderBlockingStylesheets } from '../html/inline.ts'
-import { LOADER_FILE, LOADER_SCRIPT } from '../html/loader.ts'
+import { inlineCriticalCss } from '../html/inline.ts'
+import { renderBlockingStylesheets } from '../html/links.ts'
+import { STRATEGIES } from '../html/strategies.ts'
 import type { BuildOutput } from './build-server.ts'
 import { cacheDirOf, createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
@@ -112,16 +113,17 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   let cacheWriteFailed = false
 
   const reports = new Map<Page, PageReport>()
+  const strategy = STRATEGIES[options.preload]
   const finish = (page: PageWork, css: string, source: PageReport['source'], ms: number): void => {
-    const loader = options.preload === 'loader'
+    const { asset } = strategy
     const result = inlineCriticalCss(page.html!, css, {
       preload: options.preload,
-      ...(loader ? { loaderSrc: assetUrl(input.base, page.file, LOADER_FILE) } : {}),
+      ...(asset ? { loaderSrc: assetUrl(input.base, page.file, asset.file) } : {}),
       ...(options.nonce ? { nonce: options.nonce } : {}),
     })
     if (result.changed) updated.set(page.file, result.html)
-    if (loader && result.deferred.length > 0) assets.set(LOADER_FILE, LOADER_SCRIPT)
-    const stillBlocking = options.preload === 'none' ? 0 : result.stillBlocking.length
+    if (asset && result.deferred.length > 0) assets.set(asset.file, asset.text)
+    const stillBlocking = strategy.defers ? result.stillBlocking.length : 0
     reports.set(page, {
       url: page.shown,
       file: page.file,

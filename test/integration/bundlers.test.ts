@@ -7,7 +7,7 @@
 import { gunzipSync } from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEFAULT_PRELOAD, type PreloadStrategy } from '../../src/html/inline.ts'
+import { DEFAULT_PRELOAD, type PreloadStrategy } from '../../src/html/strategies.ts'
 import { LOADER_FILE, LOADER_SCRIPT } from '../../src/html/loader.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { readStyles } from '../fixtures/html.ts'

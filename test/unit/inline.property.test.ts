@@ -5,7 +5,8 @@
 import fc from 'fast-check'
 import { parse, type DefaultTreeAdapterMap } from 'parse5'
 import { describe, expect, it } from 'vitest'
-import { inlineCriticalCss, neutraliseCss, type PreloadStrategy } from '../../src/html/inline.ts'
+import { inlineCriticalCss, neutraliseCss } from '../../src/html/inline.ts'
+import type { PreloadStrategy } from '../../src/html/strategies.ts'
 import { applyEdits } from '../fixtures/edits.ts'
 
 type Node = DefaultTreeAdapterMap['node']

@@ -1,0 +1,201 @@
+/**
+ * The `preload` strategies, each in one place: which blocking links it may rewrite, what it
+ * makes of each, and the file it needs beside the pages. The inliner applies them; the
+ * build asks here what a strategy needs emitted and whether the links it leaves count.
+ */
+import { LOADER_FILE, LOADER_SCRIPT } from './loader.ts'
+import { applies, attributeValue, blocksRender } from './links.ts'
+import { LOADER_PRELOAD_ATTRIBUTE, attribute, becomesStylesheet, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
+import { asciiTokens, asciiTrim } from './syntax.ts'
+
+/**
+ * How full stylesheets load once the critical CSS is inline.
+ * - `loader`: a `<link rel="preload" as="style">` where the link was, which a same-origin
+ *   script file (`LOADER_SCRIPT`, at `loaderSrc`) turns into the stylesheet in place, with a
+ *   `<noscript>` fallback. Neither first paint nor the page's scripts wait for the full
+ *   stylesheet, and no inline script or handler: works under `script-src 'self'`.
+ * - `body`: a `<link rel="preload" as="style">` where the link was, the stylesheet itself
+ *   moved to the end of `<body>`. No script at all, but a parser-inserted stylesheet holds
+ *   up every deferred and module script until it loads.
+ * - `media`: `media="print"` switched back by `onload`, with a `<noscript>` fallback.
+ * - `swap`: `rel="preload"` switched to `stylesheet` by `onload`, with a `<noscript>` fallback.
+ * - `none`: links untouched; only the style is inlined.
+ */
+export type PreloadStrategy = 'loader' | 'body' | 'media' | 'swap' | 'none'
+
+export const PRELOAD_STRATEGIES: readonly PreloadStrategy[] = ['loader', 'body', 'media', 'swap', 'none']
+/** CSP-safe and holds up neither paint nor scripts: the strategy when none is chosen. */
+export const DEFAULT_PRELOAD: PreloadStrategy = 'loader'
+/** The default where no loader file can be served (no `loaderSrc`): CSP-safe, no script. */
+export const PRELOAD_WITHOUT_LOADER: PreloadStrategy = 'body'
+
+/** A file the pages load once a strategy deferred a link in them: the build emits it at its root. */
+export interface StrategyAsset {
+  /** Its name, relative to the output directory. */
+  file: string
+  text: string
+}
+
+/** What one link becomes. */
+export interface LinkEdit {
+  /** Replaces the link where it stands. */
+  inPlace: string
+  /** Goes to the end of the body (`body` strategy). */
+  atBodyEnd: string
+}
+
+export interface Strategy {
+  /**
+   * Whether it defers links at all: with `none` the author keeps every link as it is, so
+   * the links left blocking are the author's choice, not something to report.
+   */
+  readonly defers: boolean
+  /** The file the pages need beside them (the loader script); null for none. */
+  readonly asset: StrategyAsset | null
+  /**
+   * Whether it puts anything at the end of the body for this head (asked where the body
+   * begins): otherwise the scan ends there, since reading the body is most of the work.
+   */
+  needsBodyEnd(head: HtmlOutline): boolean
+  /** The blocking links of the page it rewrites. */
+  rewritable(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[]
+  /** What a link becomes (`nonce` for CSP nonces, `loaderSrc` where the asset is served). */
+  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; last: boolean }): LinkEdit
+}
+
+/**
+ * A blocking link a strategy may rewrite: none that another loader or the author manages.
+ * The loader's script copies attributes, and an inline handler it set would be refused by
+ * the very CSP the strategy is for: a link with any handler stays as written.
+ */
+function convertible(tag: SourceTag, strategy: PreloadStrategy): boolean {
+  if (attribute(tag, 'onload')) return false
+  if (strategy === 'loader' && tag.attributes.some((attr) => attr.name.startsWith('on'))) return false
+  return !asciiTokens(attributeValue(tag, 'blocking') ?? '').includes('render')
+}
+
+/** Links rewritten where they stand: the cascade's order is never at stake. After </head> a <noscript> fallback would start the body. */
+function inPlaceLinks(strategy: PreloadStrategy): Strategy['rewritable'] {
+  return (outline, blocking) => blocking.filter((link) => convertible(link, strategy) && !outline.linksAfterHead.has(link))
+}
+
+/**
+ * `body` moves stylesheets past whatever follows them in the head, so only links that
+ * nothing but other moved links follow are moved: a `<style>` or a link left in place after
+ * one keeps the cascade's order by keeping it blocking.
+ */
+function movableLinks(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[] {
+  if (outline.bodyEnd === null) return []
+  const movable = new Set(blocking.filter((link) => convertible(link, 'body')))
+  const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || becomesStylesheet(link)) && !movable.has(link))]
+  const lastFixed = Math.max(-1, ...fixed.map((tag) => tag.start))
+  return [...movable].filter((link) => link.start > lastFixed)
+}
+
+function escapeAttribute(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;')
+}
+
+function jsString(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")
+}
+
+function nonceAttribute(tag: SourceTag, nonce: string | undefined): string[] {
+  return nonce && !attribute(tag, 'nonce') ? [`nonce="${nonce}"`] : []
+}
+
+/**
+ * An attribute as written, safe to put another after: an empty unquoted value (`id=`)
+ * would take the next attribute for its value, so it becomes `id=""`.
+ */
+function attributeSource(html: string, attr: SourceAttribute): string {
+  const source = asciiTrim(html.slice(attr.start, attr.end))
+  return attr.value === '' && source.endsWith('=') ? `${source}""` : source
+}
+
+/**
+ * A link rebuilt from the original's attribute source text, in its order: attributes
+ * `changes` names are replaced where they stood (null drops them, absent ones are added),
+ * those `drop` matches are left out, then `add` follows.
+ */
+function rebuildLink(html: string, tag: SourceTag, changes: Record<string, string | null>, add: string[], drop: (name: string) => boolean = () => false): string {
+  const parts: string[] = []
+  const changed = new Set<string>()
+  for (const attr of tag.attributes) {
+    if (attr.name in changes) {
+      changed.add(attr.name)
+      const replacement = changes[attr.name]
+      if (replacement) parts.push(replacement)
+    } else if (!drop(attr.name)) {
+      parts.push(attributeSource(html, attr))
+    }
+  }
+  for (const [name, replacement] of Object.entries(changes)) if (!changed.has(name) && replacement) parts.push(replacement)
+  return `<link ${[...parts, ...add].join(' ')}>`
+}
+
+/** `async`: it runs as soon as it arrives, holding up neither the parser nor the page's own scripts. */
+function loaderScriptTag(src: string, nonce: string | undefined): string {
+  return `<script src="${escapeAttribute(src)}" async${nonce ? ` nonce="${nonce}"` : ''}></script>`
+}
+
+const AS_PRELOAD = { rel: 'rel="preload" as="style"', as: null }
+const bodyUntouched = (): boolean => false
+
+export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
+  loader: {
+    defers: true,
+    asset: { file: LOADER_FILE, text: LOADER_SCRIPT },
+    needsBodyEnd: bodyUntouched,
+    rewritable: inPlaceLinks('loader'),
+    rewrite(html, tag, { nonce, loaderSrc, last }) {
+      // Every attribute stays on the preload (integrity, crossorigin, media, id): the
+      // script gives them to the stylesheet it makes.
+      const preload = rebuildLink(html, tag, AS_PRELOAD, [LOADER_PRELOAD_ATTRIBUTE, ...nonceAttribute(tag, nonce)])
+      // After the last preload it converts: every one is in the document when the script runs.
+      const script = last ? loaderScriptTag(loaderSrc!, nonce) : ''
+      return { inPlace: `${preload}<noscript>${html.slice(tag.start, tag.end)}</noscript>${script}`, atBodyEnd: '' }
+    },
+  },
+  body: {
+    defers: true,
+    asset: null,
+    needsBodyEnd: (head) => head.headLinks.some((link) => blocksRender(link) && convertible(link, 'body')),
+    rewritable: movableLinks,
+    rewrite(html, tag, { nonce }) {
+      // The preload fetches early with the stylesheet's own integrity and crossorigin. The
+      // id stays with the stylesheet, which is the element scripts look for, and so do its
+      // event handlers, which must not run twice.
+      const preload = rebuildLink(html, tag, { ...AS_PRELOAD, id: null }, nonceAttribute(tag, nonce), (name) => name.startsWith('on'))
+      return { inPlace: preload, atBodyEnd: html.slice(tag.start, tag.end) }
+    },
+  },
+  media: {
+    defers: true,
+    asset: null,
+    needsBodyEnd: bodyUntouched,
+    rewritable: inPlaceLinks('media'),
+    rewrite(html, tag) {
+      const media = asciiTrim(attribute(tag, 'media')?.value ?? '') || 'all'
+      const link = rebuildLink(html, tag, { media: 'media="print"' }, [`onload="${escapeAttribute(`this.media='${jsString(media)}'`)}"`])
+      return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>`, atBodyEnd: '' }
+    },
+  },
+  swap: {
+    defers: true,
+    asset: null,
+    needsBodyEnd: bodyUntouched,
+    rewritable: inPlaceLinks('swap'),
+    rewrite(html, tag) {
+      const link = rebuildLink(html, tag, AS_PRELOAD, [`onload="this.rel='stylesheet'"`])
+      return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>`, atBodyEnd: '' }
+    },
+  },
+  none: {
+    defers: false,
+    asset: null,
+    needsBodyEnd: bodyUntouched,
+    rewritable: () => [],
+    rewrite: (html, tag) => ({ inPlace: html.slice(tag.start, tag.end), atBodyEnd: '' }),
+  },
+}
