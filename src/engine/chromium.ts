@@ -14,6 +14,7 @@ import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { cssomText, probe, settle, type ProbeOutput, type SettledPage } from './extract.ts'
 import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
+import { AFTER_RESIZE_MS, afterResize, ownFontsIn, ownResourcesIn, refreshMoves, stillParsing } from './waits.ts'
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
 const INSTALL_PATHS = [
@@ -571,7 +572,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
   /** The page at another viewport, read again once its layout and scripts have seen the resize. */
   async #resize({ page, inFlight }: LoadedView, viewport: Viewport, remaining: () => number): Promise<SettledPage> {
     await page.setViewportSize(viewport)
-    await inPage(page, afterResize, undefined)
+    await inPage(page, afterResize, AFTER_RESIZE_MS)
     const fontsMs = await ownFontsIn(page, inFlight, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
     return await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
   }
@@ -706,20 +707,12 @@ class ChromiumCriticalCss implements ChromiumEngine {
         const { refreshMs } = listed
         if (refreshMs !== null && refreshMs <= MAX_REFRESH_WAIT_MS && hop < MAX_PAGE_HOPS) {
           // A refresh that is about to move the page: read the page it moves to.
-          const moved =
-            navigations !== seen ||
-            (await page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: Math.min(refreshMs + 2000, remaining()) }).then(
-              () => true,
-              () => false,
-            ))
+          const moved = navigations !== seen || (await refreshMoves(page, refreshMs, remaining()))
           if (moved) continue
         }
         // A parser held by a script that never came (a host that takes the connection and says nothing): the
         // first screen is not known, and a read now would find no body.
-        if (!listed.parsed) {
-          const hosts = [...new Set([...inFlight].map((request) => (URL.canParse(request.url()) ? new URL(request.url()).host : request.url())))].slice(0, 3)
-          throw new EngineError('render_failed', `The page was still being parsed when its load bound ended${hosts.length ? `, waiting on ${hosts.join(', ')}` : ''}; its first screen is not known.`)
-        }
+        if (!listed.parsed) throw stillParsing(inFlight)
         // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
         if (landed.failure) {
           if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
@@ -889,56 +882,6 @@ function requestsInFlight(page: Page): Set<Request> {
   return pending
 }
 
-/** How often, and for how long in a row, nothing of the page's own is in flight before it counts as loaded. */
-const QUIET_CHECK_MS = 25
-const QUIET_CHECKS = 3
-
-/**
- * Waits, at most `waitMs`, until the page has what shapes its first screen: the `load`
- * event, or, sooner, its document parsed with no stylesheet and nothing from its own
- * origin in flight for a few checks in a row. Another host's script, image or font still
- * loading does not hold it (its fonts are waited for, within their own bound, when read).
- */
-async function ownResourcesIn(page: Page, inFlight: Set<Request>, waitMs: number): Promise<void> {
-  const origin = new URL(page.url()).origin
-  const own = (request: Request): boolean => request.resourceType() === 'stylesheet' || sameOrigin(request.url(), origin)
-  const stop = new AbortController()
-  const quiet = (async () => {
-    await page.waitForLoadState('domcontentloaded', { timeout: waitMs })
-    for (let calm = 0; calm < QUIET_CHECKS; ) {
-      await sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal })
-      calm = [...inFlight].some(own) ? 0 : calm + 1
-    }
-  })()
-  try {
-    await Promise.race([page.waitForLoadState('load', { timeout: waitMs }), quiet, sleep(waitMs, undefined, { signal: stop.signal })]).catch(() => {})
-  } finally {
-    stop.abort()
-    quiet.catch(() => {})
-  }
-}
-
-/** How long a font of another host may hold a read once the page's own fonts are in. */
-const OTHER_FONTS_MS = 300
-
-/**
- * Waits, at most `waitMs`, for the page's own web fonts in flight (they move the fold), and
- * says how long the read may still wait for fonts: another host's font still loading gets a
- * short window, not the whole bound.
- */
-async function ownFontsIn(page: Page, inFlight: Set<Request>, waitMs: number): Promise<number> {
-  const origin = new URL(page.url()).origin
-  const fonts = (own: boolean): boolean => [...inFlight].some((request) => request.resourceType() === 'font' && sameOrigin(request.url(), origin) === own)
-  const until = Date.now() + waitMs
-  while (fonts(true) && Date.now() < until) await sleep(QUIET_CHECK_MS)
-  const left = Math.max(0, until - Date.now())
-  return fonts(false) ? Math.min(OTHER_FONTS_MS, left) : left
-}
-
-function sameOrigin(url: string, origin: string): boolean {
-  return URL.canParse(url) && new URL(url).origin === origin
-}
-
 function stylesheetResponses(page: Page): Map<string, Response> {
   const responses = new Map<string, Response>()
   page.on('response', (response) => {
@@ -1021,14 +964,6 @@ function validatorOf(response: Response): string | null {
 function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
   const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
   return page.evaluate(source) as Promise<R>
-}
-
-/** In the page: two frames after a resize, so `resize` listeners and media-query handlers have run (at most 500 ms: a hidden page gets no frames). */
-function afterResize(): Promise<void> {
-  return new Promise((resolve) => {
-    setTimeout(resolve, 500)
-    requestAnimationFrame(() => requestAnimationFrame(() => resolve()))
-  })
 }
 
 /** A read of the page cut short because it navigated away meanwhile. */
