@@ -7,8 +7,8 @@
  */
 import { parseArgs } from 'node:util'
 import { ConfigurationError, describeError } from '../core/errors.ts'
-import { processDirectory, stderrLogger } from '../core/directory.ts'
-import { ENV, resolveDirectoryOptions, type DirectoryOptions } from '../core/options.ts'
+import { processResolvedDirectory, stderrLogger } from '../core/directory.ts'
+import { ENV, resolveDirectoryOptions, type DirectoryOptions, type ResolvedDirectoryOptions } from '../core/options.ts'
 import type { PreloadStrategy } from '../html/strategies.ts'
 
 const HELP = `critical-css — inline the above-the-fold CSS of every HTML page in a built folder
@@ -104,7 +104,7 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
 
 /** Runs the command; resolves to its exit code. */
 async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process): Promise<number> {
-  let command: Exclude<ReturnType<typeof parseCommandLine>, 'help'>
+  let command: { dir: string; resolved: ResolvedDirectoryOptions; json: boolean }
   try {
     const parsed = parseCommandLine(args)
     if (parsed === 'help') {
@@ -112,15 +112,14 @@ async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream
       return 0
     }
     // A flag's value the options refuse is bad usage, said before any work starts.
-    resolveDirectoryOptions(parsed.options)
-    command = parsed
+    command = { ...parsed, resolved: resolveDirectoryOptions(parsed.options) }
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigurationError)) throw error
     io.stderr.write(`critical-css: ${error.message}\nRun critical-css --help for the options.\n`)
     return 2
   }
   try {
-    const { report } = await processDirectory(command.dir, command.options, { logger: stderrLogger })
+    const { report } = await processResolvedDirectory(command.dir, command.resolved, { logger: stderrLogger })
     if (command.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     return 0
   } catch (error) {

@@ -9,19 +9,17 @@ import { join, relative, resolve, sep } from 'node:path'
 import { directoryOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 import { writeFilesAtomic } from './files.ts'
-import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions } from './options.ts'
+import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions, type DirectorySources, type ResolvedDirectoryOptions } from './options.ts'
 import { isHtmlFile } from './pages.ts'
 import type { BuildLogger, BuildReport } from './report.ts'
 import { createBuildSession } from './session.ts'
 
-export interface DirectoryContext {
+export interface DirectoryContext extends DirectorySources {
   /** Where progress, warnings and the summary go. Default: standard error. */
   logger?: BuildLogger
   /** Project root: `cache.dir` and `report` are relative to it. Default: the working directory. */
   root?: string
   signal?: AbortSignal
-  /** Env vars to read `CRITICAL_CSS_*` from. Default: `process.env`. */
-  env?: Readonly<Record<string, string | undefined>>
 }
 
 export interface DirectoryResult {
@@ -59,7 +57,11 @@ export const stderrLogger: BuildLogger = {
  * changes nothing.
  */
 export async function processDirectory(dir: string, options: DirectoryOptions = {}, context: DirectoryContext = {}): Promise<DirectoryResult> {
-  const { options: resolved, base } = resolveDirectoryOptions(options, context.env)
+  return processResolvedDirectory(dir, resolveDirectoryOptions(options, context), context)
+}
+
+/** `processDirectory` with options resolved already: an integration or the CLI checks them before the site is built. */
+export async function processResolvedDirectory(dir: string, { options: resolved, base }: ResolvedDirectoryOptions, context: Omit<DirectoryContext, keyof DirectorySources> = {}): Promise<DirectoryResult> {
   if (resolved.enabled === false) return { report: { service: null, startedAt: new Date().toISOString(), ms: 0, pages: [] }, written: [] }
   assertRunnable(resolved)
   const folder = resolve(dir)

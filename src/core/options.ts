@@ -311,12 +311,58 @@ const directoryOptionsSchema = optionsSchema.extend({
 const schemaMatchesDirectoryOptions: Same<z.input<typeof directoryOptionsSchema>, DirectoryOptions> = true
 void schemaMatchesDirectoryOptions
 
-/** `resolveOptions` for a folder: the same decisions, and the base path it is served below. */
-export function resolveDirectoryOptions(options: DirectoryOptions = {}, env: Env = process.env): { options: ResolvedOptions; base: string } {
+/**
+ * What a framework's config says of where its site is served, as the framework spells it;
+ * the integrations fill it in and `resolveDirectoryOptions` normalises it, once.
+ */
+export interface FrameworkSite {
+  /** The framework, as messages name it (`Astro`). */
+  name: string
+  /**
+   * Its base path as written in its config: `/docs/`, `/docs`, `docs` or `` (SvelteKit's
+   * `paths.base`, Eleventy's `pathPrefix`). The `base` option wins over it.
+   */
+  base?: string | undefined
+  /** Where it says the site is deployed (Astro's `site`): the site URL when neither the `siteUrl` option nor the env var says. */
+  siteUrl?: string | undefined
+}
+
+/** Where `resolveDirectoryOptions` reads what the options do not say. */
+export interface DirectorySources {
+  /** Env vars to read `CRITICAL_CSS_*` from. Default: `process.env`. */
+  env?: Env | undefined
+  framework?: FrameworkSite | undefined
+}
+
+/** A folder's options, resolved: the plugin's, and the base path the folder is served below (`/`, `/docs/`). */
+export interface ResolvedDirectoryOptions {
+  options: ResolvedOptions
+  base: string
+}
+
+/** A framework's base path as a path prefix: `docs`, `/docs` and `/docs/` are all `/docs/`; `` is `/`. */
+function frameworkBase(base: string): string {
+  return `/${base}/`.replace(/\/{2,}/g, '/')
+}
+
+/**
+ * `resolveOptions` for a folder: the same decisions, and the base path it is served below,
+ * with what a framework says filled in where the options and env vars are silent.
+ */
+export function resolveDirectoryOptions(options: DirectoryOptions = {}, sources: DirectorySources = {}): ResolvedDirectoryOptions {
   const parsed = directoryOptionsSchema.safeParse(options ?? {})
   if (!parsed.success) throw optionsError(parsed.error)
   const { base, ...rest } = parsed.data
-  return { options: resolveOptions(rest, env), base: base ?? '/' }
+  const env = sources.env ?? process.env
+  const framework = sources.framework
+  const site = rest.siteUrl === undefined && !env[ENV.siteUrl] ? framework?.siteUrl : undefined
+  if (site !== undefined && !isHttpUrl(site)) {
+    throw new ConfigurationError(`${PLUGIN_NAME}: ${framework!.name}'s site URL "${site}" is not an absolute http(s) URL; fix it there, or set ${ENV.siteUrl} (or the \`siteUrl\` option).`)
+  }
+  return {
+    options: resolveOptions(site === undefined ? rest : { ...rest, siteUrl: site }, env),
+    base: base ?? (framework?.base === undefined ? '/' : frameworkBase(framework.base)),
+  }
 }
 
 /** Throws what `resolveOptions` found wrong, if anything: one message, every problem. */

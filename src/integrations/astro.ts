@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url'
 import { processDirectory } from '../core/directory.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { ENV, type Options } from '../core/options.ts'
+import type { Options } from '../core/options.ts'
 import { buildLogger, type FrameworkLogger } from './log.ts'
 
 /** The part of Astro's resolved config this integration reads. */
@@ -76,8 +76,11 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
         const log = buildLogger(logger)
         const note = server ? onDemandNote(routes) : null
         if (note !== null) log.info(note)
-        const site = options.siteUrl === undefined && !process.env[ENV.siteUrl] ? config?.site : undefined
-        await processDirectory(fileURLToPath(dir), { ...options, ...(site ? { siteUrl: site } : {}), base: config?.base ?? '/' }, { root: config ? fileURLToPath(config.root) : process.cwd(), logger: log })
+        await processDirectory(fileURLToPath(dir), options, {
+          framework: { name: 'Astro', base: config?.base, siteUrl: config?.site },
+          root: config ? fileURLToPath(config.root) : process.cwd(),
+          logger: log,
+        })
       },
     },
   }

@@ -41,7 +41,7 @@ export default function criticalCssPlugin(context: DocusaurusContextLike, option
   return {
     name: PLUGIN_NAME,
     async postBuild({ outDir, baseUrl }) {
-      await processDirectory(outDir, { ...rest, base: baseUrl }, { root: context.siteDir, logger: buildLogger(null) })
+      await processDirectory(outDir, rest, { framework: { name: 'Docusaurus', base: baseUrl }, root: context.siteDir, logger: buildLogger(null) })
     },
   }
 }

@@ -46,12 +46,6 @@ function eleventyLogger(logger: EleventyLoggerLike | undefined): BuildLogger {
   }
 }
 
-/** Eleventy's own normalisation (`blog` and `/blog/` are the same prefix). */
-function basePath(prefix: string | undefined): string {
-  if (!prefix) return '/'
-  return `/${prefix}`.replace(/\/{2,}/g, '/')
-}
-
 export default function criticalCss(eleventyConfig: EleventyConfigLike, options: Options = {}): void {
   let told = false
   eleventyConfig.on('eleventy.after', async (event) => {
@@ -63,6 +57,6 @@ export default function criticalCss(eleventyConfig: EleventyConfigLike, options:
       told = true
       return
     }
-    await processDirectory(event.directories.output, { ...options, base: basePath(eleventyConfig.pathPrefix) }, { logger: log })
+    await processDirectory(event.directories.output, options, { framework: { name: 'Eleventy', base: eleventyConfig.pathPrefix }, logger: log })
   })
 }

@@ -12,7 +12,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { brotliCompress, constants, gzip } from 'node:zlib'
-import { processDirectory } from '../core/directory.ts'
+import { processResolvedDirectory } from '../core/directory.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { resolveDirectoryOptions, type Options } from '../core/options.ts'
 import { buildLogger, type FrameworkLogger } from './log.ts'
@@ -67,9 +67,8 @@ const criticalCss: NuxtModuleLike = Object.assign(
     const fromConfig = nuxt.options[CONFIG_KEY]
     // `nuxi prepare` (often a postinstall script) builds nothing either.
     if (nuxt.options.dev || nuxt.options._prepare || fromConfig === false) return
-    const options: Options = { ...fromConfig, ...inlineOptions }
     // A bad option fails `nuxt generate` now, not once the whole site is built.
-    resolveDirectoryOptions({ ...options, base: nuxt.options.app.baseURL })
+    const resolved = resolveDirectoryOptions({ ...fromConfig, ...inlineOptions }, { framework: { name: 'Nuxt', base: nuxt.options.app.baseURL } })
     nuxt.hook('nitro:init', (nitro) => {
       let prerendered = 0
       nitro.hooks.hook('prerender:done', ({ prerenderedRoutes }) => {
@@ -83,7 +82,7 @@ const criticalCss: NuxtModuleLike = Object.assign(
           log.info('critical CSS: Nuxt inlines the styles it can into each page (`features.inlineStyles`, on by default), and those already paint without a request; set `features: { inlineStyles: false }` in nuxt.config to link them and inline only the critical part.')
         }
         const folder = nitro.options.output.publicDir
-        const { written } = await processDirectory(folder, { ...options, base: nuxt.options.app.baseURL }, { root: nuxt.options.rootDir, logger: log })
+        const { written } = await processResolvedDirectory(folder, resolved, { root: nuxt.options.rootDir, logger: log })
         if (nitro.options.compressPublicAssets) await recompress(folder, written)
       })
     })

@@ -82,9 +82,8 @@ export default function criticalCss<A extends SvelteKitAdapterLike<never>>(adapt
       const written: Written = { client: new Set(), pages: new Set(), compress: [] }
       await inner.adapt(watching(builder, written))
       try {
-        const base = builder.config.kit.paths.base
         const logger: BuildLogger = { info: (message) => builder.log(message), warn: (message) => builder.log.warn(message) }
-        await processDirectory(siteFolder(inner.name, written), { ...options, base: `${base}/` }, { logger })
+        await processDirectory(siteFolder(inner.name, written), options, { framework: { name: 'SvelteKit', base: builder.config.kit.paths.base }, logger })
       } finally {
         // A failed run leaves the folder as the adapter would have: compressed as it asked.
         for (const directory of written.compress) await builder.compress(directory)

@@ -21,6 +21,6 @@ export interface VitePressSiteConfigLike {
 /** `buildEnd` for `.vitepress/config`: gives every page VitePress wrote its critical CSS. */
 export default function criticalCss(options: Options = {}): (siteConfig: VitePressSiteConfigLike) => Promise<void> {
   return async (siteConfig) => {
-    await processDirectory(siteConfig.outDir, { ...options, base: siteConfig.site.base }, { root: siteConfig.root, logger: buildLogger(siteConfig.logger) })
+    await processDirectory(siteConfig.outDir, options, { framework: { name: 'VitePress', base: siteConfig.site.base }, root: siteConfig.root, logger: buildLogger(siteConfig.logger) })
   }
 }

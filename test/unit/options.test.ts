@@ -1,7 +1,7 @@
 import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { ConfigurationError } from '../../src/core/errors.ts'
-import { assertRunnable, enabledFor, resolveOptions, type Options } from '../../src/core/options.ts'
+import { assertRunnable, enabledFor, resolveDirectoryOptions, resolveOptions, type FrameworkSite, type Options } from '../../src/core/options.ts'
 
 const TOKEN = 'tok_options_abcdef0123456789'
 
@@ -114,5 +114,38 @@ describe('enabledFor', () => {
     const broken = resolveOptions({ baseUrl: 'https://svc.example' }, {})
     expect(() => enabledFor(broken, { ...production, production: false })).not.toThrow()
     expect(() => enabledFor(broken, production)).toThrow(/no API token for https:\/\/svc\.example/)
+  })
+})
+
+describe('resolveDirectoryOptions: what a framework says enters here', () => {
+  const framework = (site: Partial<FrameworkSite>): FrameworkSite => ({ name: 'Astro', ...site })
+
+  it('normalises a framework base path however the framework spells it', () => {
+    for (const [raw, base] of [
+      ['', '/'],
+      ['/', '/'],
+      ['docs', '/docs/'],
+      ['/docs', '/docs/'],
+      ['/docs/', '/docs/'],
+      ['//docs//guide', '/docs/guide/'],
+    ] as const) {
+      expect(resolveDirectoryOptions({}, { env: {}, framework: framework({ base: raw }) }).base, raw).toBe(base)
+    }
+    expect(resolveDirectoryOptions({}, { env: {}, framework: framework({}) }).base).toBe('/')
+  })
+
+  it('the base option wins over the framework base', () => {
+    expect(resolveDirectoryOptions({ base: '/mine/' }, { env: {}, framework: framework({ base: '/theirs' }) }).base).toBe('/mine/')
+  })
+
+  it("the framework's site URL comes after the siteUrl option and the env var", () => {
+    const site = framework({ siteUrl: 'https://framework.example/app' })
+    expect(resolveDirectoryOptions({}, { env: {}, framework: site }).options.siteUrl?.href).toBe('https://framework.example/app/')
+    expect(resolveDirectoryOptions({}, { env: { CRITICAL_CSS_SITE_URL: 'https://env.example' }, framework: site }).options.siteUrl?.href).toBe('https://env.example/')
+    expect(resolveDirectoryOptions({ siteUrl: 'https://option.example' }, { env: {}, framework: site }).options.siteUrl?.href).toBe('https://option.example/')
+  })
+
+  it("a framework's site URL that is not http(s) is named as the framework's", () => {
+    expect(() => resolveDirectoryOptions({}, { env: {}, framework: framework({ siteUrl: 'ftp://files.example' }) })).toThrow(/Astro's site URL "ftp:\/\/files\.example" is not an absolute http\(s\) URL/)
   })
 })
