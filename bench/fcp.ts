@@ -48,7 +48,7 @@
 import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
-import { INSTALL_HINT, chromiumFlags, findChromium } from '../src/engine/chromium.ts'
+import { INSTALL_HINT, chromiumFlags, findChromium } from '../src/engine/browser.ts'
 import { stylesheetsOf } from './quality/html.ts'
 import { installedVersion } from './quality/peers.ts'
 import { diff, PIXELMATCH_THRESHOLD } from './quality/shots.ts'

@@ -3,119 +3,19 @@
  * downloaded browser), launched once and reused: one load per job, resized per viewport, on a page kept warm per tenant.
  */
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { delimiter, join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
-import type { Browser, BrowserContext, CDPSession, Page, Request, Response } from 'playwright-core'
+import type { BrowserContext, CDPSession, Page, Request, Response } from 'playwright-core'
 import { DEFAULT_VIEWPORTS, type Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
+import { abortable } from '../shared/abortable.ts'
+import { BrowserGone, Browsers, disconnects, type LaunchedBrowser } from './browser.ts'
 import { EngineError, type EgressGate, type Engine, type EngineInput } from './engine.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { cssomText, probe, settle, type ProbeOutput, type SettledPage } from './extract.ts'
-import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
+import { resolveEngineOptions, type ChromiumEngineOptions, type ResolvedEngineOptions } from './options.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
 import { AFTER_RESIZE_MS, afterResize, ownFontsIn, ownResourcesIn, refreshMoves, stillParsing } from './waits.ts'
 
-const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
-const INSTALL_PATHS = [
-  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
-  '/Applications/Chromium.app/Contents/MacOS/Chromium',
-  'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
-  'C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe',
-]
-
-export const INSTALL_HINT =
-  'No Chrome or Chromium found. Install one (Debian/Ubuntu: `apt-get install -y chromium`; macOS: install Google Chrome) or set CHROME_PATH to its executable.'
-
-/** `CHROME_PATH`, then the usual names on PATH, then the usual install paths; null when none. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.CHROME_PATH) return existsSync(env.CHROME_PATH) ? env.CHROME_PATH : null
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue
-    for (const name of NAMES) {
-      const candidate = join(dir, name)
-      if (existsSync(candidate)) return candidate
-    }
-  }
-  return INSTALL_PATHS.find((path) => existsSync(path)) ?? null
-}
-
-/** Flags for a browser on a closed network: no traffic of its own, nothing to set up. */
-const CLOSED_NETWORK_FLAGS = [
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-default-apps',
-  '--disable-extensions',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--no-first-run',
-  '--no-default-browser-check',
-  '--hide-scrollbars',
-  '--mute-audio',
-]
-
-/**
- * The engine's Chromium flags, for every browser that should render as it does (tests, the
- * quality bench). Chromium refuses to start as root with its sandbox; only then is it off.
- * (Playwright adds `--no-sandbox` itself unless launched with `chromiumSandbox: true`, as the
- * engine is when not root.)
- */
-export function chromiumFlags(): string[] {
-  return [...CLOSED_NETWORK_FLAGS, ...(isRoot() ? ['--no-sandbox'] : [])]
-}
-
-function isRoot(): boolean {
-  return typeof process.getuid === 'function' && process.getuid() === 0
-}
-
-export interface ChromiumEngineOptions {
-  /** The browser executable. Default: {@link findChromium}. */
-  executablePath?: string
-  /** Extra command-line flags, after ours. */
-  browserArgs?: string[]
-  /**
-   * Opens the way out for one browser context: every connection the context makes (the
-   * page, its redirects, subresources, workers, WebSockets, prefetches; loopback included)
-   * goes through the gate's proxy, and the browser resolves no name itself. The service
-   * passes its egress proxy, so a page reaches nothing its network policy refuses.
-   * Without it the browser connects directly (the embedded mode, rendering its own build).
-   */
-  egress?: () => Promise<EgressGate>
-  /** Longest wait for the page's first response. Default 15 s (never past the job's deadline). */
-  navigationTimeoutMs?: number
-  /**
-   * Longest wait for the page's own subresources after that (its stylesheets, and whatever
-   * it loads from its own origin). Other hosts' scripts, images and fonts are not waited for
-   * once those are in: a third-party host that does not answer holds no job. Default 5 s.
-   */
-  loadTimeoutMs?: number
-  /** Longest wait for the page's own web fonts after load (another host's font gets 300 ms at most). Default 2 s. */
-  fontsTimeoutMs?: number
-  /**
-   * A page's renderer that keeps more than `share` of one core busy for `seconds` in a row
-   * runs at the lowest priority from then on (Linux). Default 0.2 for 3 s.
-   */
-  rendererCpu?: { share?: number; seconds?: number }
-  /**
-   * Load the page afresh at each viewport instead of resizing it after one load. Only a page
-   * whose scripts read the window size once, at load, needs it; it costs one more load per
-   * viewport. Default false.
-   */
-  freshLoadPerViewport?: boolean
-  /**
-   * Pages kept warm between jobs, across tenants (the least recently used goes first). A job
-   * of a tenant with a warm page skips opening a context, and gets its HTTP cache; the page is
-   * cleared between jobs. The service passes one more than its workers. Default 3.
-   */
-  warmPages?: number
-  /**
-   * Engine events: `browser_crashed` (relaunched, the job tried once more), `renderer_crashed`,
-   * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`,
-   * `chromium_sandbox_unavailable` (the system gives Chromium no sandbox: it runs without).
-   */
-  log?: (line: Record<string, unknown>) => void
-}
+export type { ChromiumEngineOptions } from './options.ts'
 
 export interface ChromiumEngine extends Engine {
   /** Launches the browser now (else the first job does): a browser that cannot start fails here, with its reason. */
@@ -125,12 +25,7 @@ export interface ChromiumEngine extends Engine {
 
 /** Throws a hint to install a browser when none is found; the browser itself starts with the first job. */
 export function createChromiumEngine(options: ChromiumEngineOptions = {}): ChromiumEngine {
-  const executablePath = options.executablePath ?? findChromium()
-  if (!executablePath && options.executablePath === undefined && process.env.CHROME_PATH) {
-    throw new Error(`CHROME_PATH is set to ${process.env.CHROME_PATH}, which does not exist. ${INSTALL_HINT}`)
-  }
-  if (!executablePath) throw new Error(INSTALL_HINT)
-  return new ChromiumCriticalCss(executablePath, options)
+  return new ChromiumCriticalCss(resolveEngineOptions(options))
 }
 
 /** Time kept back from the deadline for measuring the page and writing its CSS. */
@@ -139,7 +34,6 @@ const SHEET_CACHE_SIZE = 16
 const BODY_CACHE_SIZE = 64
 /** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
 const MAX_SPARE_PAGES = 4
-const DEFAULT_WARM_PAGES = 3
 /** Jobs one warm page serves before it is closed and a fresh one opened: what a renderer keeps between pages adds up. */
 const MAX_WARM_USES = 50
 /** Longest a warm page may take to be cleared; one that takes longer (a page that will not let go) is closed instead. */
@@ -151,14 +45,6 @@ const MAX_PAGE_HOPS = 3
 const MAX_REFRESH_WAIT_MS = 3000
 /** Most CSS text one page may hold, every stylesheet together (the biggest sites ship a few MiB). */
 const MAX_STYLESHEET_CHARS = 8 * 1024 * 1024
-/**
- * A live browser opens or closes a context, or answers a ping, well within this (a few hundred
- * ms on a busy machine); one that takes longer has stopped answering (stopped, or its main
- * thread wedged) and is killed and replaced.
- */
-const BROWSER_ANSWER_MS = 10_000
-/** How often a browser is pinged, so one that stops answering in the middle of a job is noticed. */
-const HEARTBEAT_MS = 2000
 /** Console messages a page's workers may log before the job fails: each one crosses to the service. */
 const MAX_WORKER_CONSOLE_MESSAGES = 1000
 /** How long an unexpected error waits to learn whether the browser went away under it. */
@@ -183,18 +69,8 @@ const QUIET_PAGE_SCRIPT = `(() => {
 const CLEAR_SESSION_SCRIPT = `try { sessionStorage.clear() } catch {}`
 
 class ChromiumCriticalCss implements ChromiumEngine {
-  readonly #executablePath: string
-  readonly #options: ChromiumEngineOptions
-  readonly #bounds: RendererBounds
-  #browser: Promise<LaunchedBrowser> | null = null
-  /** The browser #browser resolved to, so a dead one is forgotten at once. */
-  #launched: LaunchedBrowser | null = null
-  #closed = false
-  /**
-   * Chromium's sandbox, on unless the service runs as root (Chromium refuses it there).
-   * Playwright turns it off by default; a system that cannot give it turns it off here.
-   */
-  #sandbox = !isRoot()
+  readonly #options: ResolvedEngineOptions
+  readonly #browsers: Browsers
   readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined> }>()
   readonly #bodies = new Map<string, FetchedSheet>()
   /** Tagged with their browser up front: a dead browser's pending pages never settle. */
@@ -202,135 +78,45 @@ class ChromiumCriticalCss implements ChromiumEngine {
   /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
   #warm: { launched: LaunchedBrowser; tenant: string; ready: Promise<Spare | null>; cleared: boolean }[] = []
 
-  constructor(executablePath: string, options: ChromiumEngineOptions) {
-    this.#executablePath = executablePath
+  constructor(options: ResolvedEngineOptions) {
     this.#options = options
-    this.#bounds = createRendererBounds({ log: (line) => this.#log(line), ...(options.rendererCpu ? { cpu: options.rendererCpu } : {}) })
+    this.#browsers = new Browsers(options)
+    this.#browsers.onForget((launched) => this.#forget(launched))
   }
 
   async generate(input: EngineInput): Promise<{ css: string }> {
-    const launched = await untilAborted(this.#launch(), input.signal)
+    const launched = await abortable(this.#browsers.launch(), input.signal)
     try {
       return await this.#attempt(launched, input)
     } catch (error) {
       // A call can hear of the browser's end before its connection does: an unexpected error waits a moment for it.
       const gone = error instanceof BrowserGone || (!(error instanceof EngineError) && (await disconnects(launched.browser, DISCONNECT_GRACE_MS)))
-      if (input.signal.aborted || this.#closed || !gone) throw error
+      if (input.signal.aborted || this.#browsers.closed || !gone) throw error
       // The browser died under this job (or stopped answering and was killed): a fresh one gets
       // one more try. A page whose own renderer died is not tried again (RendererCrash).
       this.#log({ event: 'browser_crashed', relaunch: true })
-      this.#forget(launched)
-      return await this.#attempt(await untilAborted(this.#launch(), input.signal), input)
+      this.#browsers.forget(launched)
+      return await this.#attempt(await abortable(this.#browsers.launch(), input.signal), input)
     }
   }
 
   async ready(): Promise<void> {
-    const launched = await this.#launch()
+    const launched = await this.#browsers.launch()
     // The first jobs find their pages open: a page's renderer takes a while to start.
     this.#refill(launched, [DEFAULT_VIEWPORTS[0]!, DEFAULT_VIEWPORTS[0]!])
   }
 
   async close(): Promise<void> {
-    this.#closed = true
-    const browser = this.#browser
-    this.#browser = null
-    this.#launched = null
+    // The pages first, then the browser: nothing kept is handed out once closing began.
     const kept = [...this.#spares, ...this.#warm]
     this.#spares = []
     this.#warm = []
     for (const spare of kept) void spare.ready.then((ready) => ready && this.#discard(ready))
-    const launched = await browser?.catch(() => null)
-    if (!launched) return
-    // Not an unresponsive browser to report: it is closed, or killed when it does not close in time.
-    launched.dead = true
-    await launched.close()
+    await this.#browsers.close()
   }
 
   #log(line: Record<string, unknown>): void {
-    this.#options.log?.(line)
-  }
-
-  #launch(): Promise<LaunchedBrowser> {
-    if (this.#closed) return Promise.reject(new EngineError('render_failed', 'The engine is closed.'))
-    const launch = (sandbox: boolean): Promise<LaunchedBrowser> => launchBrowser(this.#executablePath, this.#options.browserArgs ?? [], this.#options.egress, this.#bounds, sandbox)
-    this.#browser ??= launch(this.#sandbox)
-      .catch((error: unknown) => {
-        if (!this.#sandbox || !/sandbox/i.test(String(error))) throw error
-        // No user namespaces or setuid helper here (a locked-down container): rendering still works without.
-        this.#sandbox = false
-        this.#log({ event: 'chromium_sandbox_unavailable', reason: String(error).split('\n').find((line) => /sandbox/i.test(line))?.trim() })
-        return launch(false)
-      })
-      .then(
-        (launched) => {
-          this.#launched = launched
-          launched.browser.on('disconnected', () => this.#forget(launched))
-          void this.#heartbeat(launched)
-          return launched
-        },
-        (error: unknown) => {
-          this.#browser = null
-          throw error
-        },
-      )
-    return this.#browser
-  }
-
-  /**
-   * Pings the browser while it is the engine's: one that stops answering in the middle of a job
-   * (stopped, its main thread wedged) is replaced within about {@link BROWSER_ANSWER_MS}, and
-   * the job on it tried once more, instead of every job waiting out its own deadline on it.
-   */
-  async #heartbeat(launched: LaunchedBrowser): Promise<void> {
-    let session: CDPSession
-    try {
-      session = await this.#answered(launched, launched.browser.newBrowserCDPSession())
-    } catch {
-      return
-    }
-    while (!launched.dead) {
-      await sleep(HEARTBEAT_MS, undefined, { ref: false })
-      if (launched.dead) return
-      try {
-        await this.#answered(launched, session.send('Browser.getVersion'))
-      } catch {
-        return
-      }
-    }
-  }
-
-  /**
-   * A browser call a live browser answers at once (opening or closing a context, a ping). One
-   * that takes longer than {@link BROWSER_ANSWER_MS} means the browser stopped answering: it
-   * is killed (its jobs see it gone) and the next job gets a new one.
-   */
-  #answered<T>(launched: LaunchedBrowser, call: Promise<T>): Promise<T> {
-    let settled = false
-    let timer: NodeJS.Timeout | undefined
-    call.catch(() => {})
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        // An event loop that was held up runs timers before the I/O that answered: look once more after it.
-        setImmediate(() => {
-          if (settled) return
-          this.#unresponsive(launched)
-          reject(new BrowserGone())
-        })
-      }, BROWSER_ANSWER_MS)
-      timer.unref()
-    })
-    late.catch(() => {})
-    return Promise.race([call, late]).finally(() => {
-      settled = true
-      clearTimeout(timer)
-    })
-  }
-
-  #unresponsive(launched: LaunchedBrowser): void {
-    if (launched.dead) return
-    this.#log({ event: 'browser_unresponsive', waitedMs: BROWSER_ANSWER_MS })
-    launched.kill()
-    this.#forget(launched)
+    this.#options.log(line)
   }
 
   /**
@@ -368,7 +154,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
 
   /** Spares for the next job, one per viewport of this one: a page's renderer takes a while to start. */
   #refill(launched: LaunchedBrowser, viewports: Viewport[]): void {
-    if (launched.dead || this.#launched !== launched) return
+    if (launched.dead || !this.#browsers.isCurrent(launched)) return
     for (const viewport of viewports.slice(0, MAX_SPARE_PAGES)) {
       if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
       this.#spares.push({ launched, viewport, ready: this.#newPage(launched, viewport).catch(() => null) })
@@ -379,7 +165,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
   async #newPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
     const gate = (await this.#options.egress?.()) ?? null
     try {
-      const opened = this.#answered(
+      const opened = this.#browsers.answered(
         launched,
         (async () => {
           // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
@@ -409,7 +195,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
    */
   #park(spare: Spare): void {
     const { launched, tenant } = spare
-    if (tenant === null || this.#closed || launched.dead || this.#launched !== launched || spare.crashed || spare.uses >= MAX_WARM_USES) {
+    if (tenant === null || this.#browsers.closed || launched.dead || !this.#browsers.isCurrent(launched) || spare.crashed || spare.uses >= MAX_WARM_USES) {
       void this.#discard(spare)
       return
     }
@@ -425,7 +211,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
       return null
     })
     this.#warm.push(warm)
-    const over = this.#warm.splice(0, Math.max(0, this.#warm.length - (this.#options.warmPages ?? DEFAULT_WARM_PAGES)))
+    const over = this.#warm.splice(0, Math.max(0, this.#warm.length - this.#options.warmPages))
     for (const warm of over) void warm.ready.then((ready) => ready && this.#discard(ready))
   }
 
@@ -467,20 +253,14 @@ class ChromiumCriticalCss implements ChromiumEngine {
 
   /** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. A browser that does not close it in time is replaced. */
   #discard(spare: Spare): Promise<void> {
-    spare.closing ??= this.#answered(spare.launched, spare.context.close())
+    spare.closing ??= this.#browsers.answered(spare.launched, spare.context.close())
       .catch(() => {})
       .finally(() => spare.gate?.close())
     return spare.closing
   }
 
-  /** Forgets a browser that died or was killed: the next job launches another; its spares are closed, never handed out. */
+  /** The pages of a browser that died or was killed: closed, never handed out. */
   #forget(launched: LaunchedBrowser): void {
-    launched.dead = true
-    launched.stop()
-    if (this.#launched === launched) {
-      this.#launched = null
-      this.#browser = null
-    }
     const gone = [...this.#spares, ...this.#warm].filter((spare) => spare.launched === launched)
     this.#spares = this.#spares.filter((spare) => spare.launched !== launched)
     this.#warm = this.#warm.filter((spare) => spare.launched !== launched)
@@ -573,7 +353,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
   async #resize({ page, inFlight }: LoadedView, viewport: Viewport, remaining: () => number): Promise<SettledPage> {
     await page.setViewportSize(viewport)
     await inPage(page, afterResize, AFTER_RESIZE_MS)
-    const fontsMs = await ownFontsIn(page, inFlight, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
+    const fontsMs = await ownFontsIn(page, inFlight, Math.min(this.#options.fontsTimeoutMs, remaining()))
     return await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
   }
 
@@ -675,7 +455,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
     const sessionReset = spare.uses > 1 ? await page.addInitScript({ content: CLEAR_SESSION_SCRIPT }) : null
     let response: Response | null
     try {
-      response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs ?? 15_000, remaining()) })
+      response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(this.#options.navigationTimeoutMs, remaining()) })
       await sessionReset?.dispose()
     } catch (error) {
       const death = died()
@@ -698,9 +478,9 @@ class ChromiumCriticalCss implements ChromiumEngine {
       try {
         const seen = navigations
         // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
-        await ownResourcesIn(page, inFlight, Math.min(this.#options.loadTimeoutMs ?? 5000, remaining()))
+        await ownResourcesIn(page, inFlight, Math.min(this.#options.loadTimeoutMs, remaining()))
         if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
-        const fontsMs = await ownFontsIn(page, inFlight, Math.min(this.#options.fontsTimeoutMs ?? 2000, remaining()))
+        const fontsMs = await ownFontsIn(page, inFlight, Math.min(this.#options.fontsTimeoutMs, remaining()))
         const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
         // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
         if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
@@ -819,42 +599,11 @@ interface FetchedSheet {
 
 type KeyedSheet = AppliedSheet & { key: string }
 
-/** The browser died, or stopped answering and was killed, under the job: it is relaunched and the job tried once more. */
-class BrowserGone extends EngineError {
-  constructor() {
-    super('render_failed', 'The browser crashed while rendering the page.')
-  }
-}
-
 /** The page's own renderer died (out of memory, killed): the job fails, and is not tried again, since the page would do it again. */
 class RendererCrash extends EngineError {
   constructor() {
     super('render_failed', "The page's renderer crashed while rendering it (out of memory, or killed); the page is not tried again.")
   }
-}
-
-/** Whether the browser is or gets disconnected within `ms`. */
-function disconnects(browser: Browser, ms: number): Promise<boolean> {
-  if (!browser.isConnected()) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer)
-      browser.off('disconnected', done)
-      resolve(!browser.isConnected())
-    }
-    const timer = setTimeout(done, ms)
-    browser.on('disconnected', done)
-  })
-}
-
-/** Settles with `signal` too: nothing waits past a job's deadline for a browser that does not answer. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-  })
 }
 
 /** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
@@ -982,106 +731,3 @@ function navigationError(error: unknown): string {
   return /timeout/i.test(message) ? 'no answer in time' : 'navigation failed'
 }
 
-/**
- * With an egress, the browser resolves no name (every context's proxy does) and sends no
- * UDP outside a proxy (WebRTC), so nothing reaches out beside the gate.
- */
-const EGRESS_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic']
-
-/** A launched browser, with the engine's hold on its process. */
-interface LaunchedBrowser {
-  readonly browser: Browser
-  /** Set once the engine stopped using it (it died, was killed, or the engine closed). */
-  dead: boolean
-  /** SIGKILL to the browser's whole process group, at once: for a browser that stopped answering. */
-  kill(): void
-  /** Stops watching its renderers. */
-  stop(): void
-  /** Closes it, and kills it when it does not close in time. */
-  close(): Promise<void>
-}
-
-/**
- * Playwright launches Chromium with `--disable-ipc-flooding-protection` (for its own tests'
- * speed). Without Chromium's flooding protection a page that runs `history.pushState` or sets
- * `location.hash` in a loop floods the browser process and stalls every other context; with
- * it, such a page is throttled in its own renderer.
- */
-const IGNORED_DEFAULT_ARGS = ['--disable-ipc-flooding-protection']
-
-/**
- * Launched as a server of this process (`launchServer`), then connected to over loopback (a
- * random port and a secret path): that is how Playwright hands out the browser's process, which
- * an unresponsive browser must be killed through and whose renderers are bounded by PID.
- */
-async function launchBrowser(
-  executablePath: string,
-  extraArgs: string[],
-  egress: (() => Promise<EgressGate>) | undefined,
-  bounds: RendererBounds,
-  sandbox: boolean,
-): Promise<LaunchedBrowser> {
-  let playwright: typeof import('playwright-core')
-  try {
-    playwright = await import('playwright-core')
-  } catch {
-    throw new Error('The Chromium engine needs playwright-core: `npm install -D playwright-core` (it drives your system Chrome/Chromium; it downloads nothing).')
-  }
-  // The browser's own default goes through a gate too: a connection outside any context finds no other way out.
-  const gate = (await egress?.()) ?? null
-  let server: Awaited<ReturnType<typeof playwright.chromium.launchServer>> | undefined
-  let watch: RendererWatch | undefined
-  try {
-    server = await playwright.chromium.launchServer({
-      executablePath,
-      headless: true,
-      host: '127.0.0.1',
-      args: [...chromiumFlags(), ...bounds.flags, ...(gate ? EGRESS_FLAGS : []), ...extraArgs],
-      ignoreDefaultArgs: IGNORED_DEFAULT_ARGS,
-      chromiumSandbox: sandbox,
-      ...(gate ? { proxy: { server: gate.server } } : {}),
-      timeout: 30_000,
-    })
-    const launched = server
-    const kill = (): void => void launched.kill().catch(() => {})
-    watch = await bounds.watch(launched.process().pid)
-    const browser = await playwright.chromium.connect(launched.wsEndpoint(), { timeout: 30_000 })
-    const stopWatching = watch
-    const stop = (): void => stopWatching.stop()
-    browser.on('disconnected', () => {
-      stop()
-      gate?.close()
-    })
-    // The process can end before the connection notices (killed from outside).
-    launched.on('close', () => void browser.close().catch(() => {}))
-    return {
-      browser,
-      dead: false,
-      kill,
-      stop,
-      async close() {
-        stop()
-        let timer: NodeJS.Timeout | undefined
-        const closing = (async () => {
-          await browser.close().catch(() => {})
-          await launched.close()
-        })()
-        const closed = await Promise.race([
-          closing.then(
-            () => true,
-            () => false,
-          ),
-          new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), BROWSER_ANSWER_MS))),
-        ])
-        clearTimeout(timer)
-        if (!closed) await launched.kill().catch(() => {})
-        gate?.close()
-      },
-    }
-  } catch (error) {
-    watch?.stop()
-    await server?.kill().catch(() => {})
-    gate?.close()
-    throw error
-  }
-}

@@ -39,9 +39,9 @@ export const RENDERER_HEAP_MIB = 512
 /** Data limit of one renderer process, bytes (Linux). */
 export const RENDERER_DATA_BYTES = 2 * 1024 ** 3
 /** A renderer above this share of one core… */
-const CPU_SHARE = 0.2
+export const CPU_SHARE = 0.2
 /** …for this long in a row is reniced. */
-const CPU_SECONDS = 3
+export const CPU_SECONDS = 3
 const CHECK_INTERVAL_MS = 1000
 const LOWEST_PRIORITY = 19
 /** Clock ticks per second in /proc/<pid>/stat: USER_HZ, 100 on every architecture Chromium runs on. */

@@ -13,7 +13,7 @@
  * browser; the rest wait and fail by the queue's deadline, which the round checks too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findChromium } from '../../src/engine/chromium.ts'
+import { findChromium } from '../../src/engine/browser.ts'
 import { runIsolation, startHostilePages, type HostileKind, type HostilePages, type IsolationRun } from '../fixtures/hostile-pages.ts'
 
 const JOB_TIMEOUT_MS = 20_000

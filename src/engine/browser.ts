@@ -1,0 +1,350 @@
+/**
+ * The engine's browser: a system Chrome/Chromium found on this machine (never a downloaded
+ * one), launched with the engine's flags, pinged while it is in use, and killed and forgotten
+ * when it stops answering, so that the next job launches another.
+ */
+import { existsSync } from 'node:fs'
+import { delimiter, join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Browser, CDPSession } from 'playwright-core'
+import { EngineError, type EgressGate } from './engine.ts'
+import type { ResolvedEngineOptions } from './options.ts'
+import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
+
+const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
+const INSTALL_PATHS = [
+  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+  '/Applications/Chromium.app/Contents/MacOS/Chromium',
+  'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
+  'C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe',
+]
+
+export const INSTALL_HINT =
+  'No Chrome or Chromium found. Install one (Debian/Ubuntu: `apt-get install -y chromium`; macOS: install Google Chrome) or set CHROME_PATH to its executable.'
+
+/** `CHROME_PATH`, then the usual names on PATH, then the usual install paths; null when none. */
+export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.CHROME_PATH) return existsSync(env.CHROME_PATH) ? env.CHROME_PATH : null
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue
+    for (const name of NAMES) {
+      const candidate = join(dir, name)
+      if (existsSync(candidate)) return candidate
+    }
+  }
+  return INSTALL_PATHS.find((path) => existsSync(path)) ?? null
+}
+
+/** Flags for a browser on a closed network: no traffic of its own, nothing to set up. */
+const CLOSED_NETWORK_FLAGS = [
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--hide-scrollbars',
+  '--mute-audio',
+]
+
+/**
+ * The engine's Chromium flags, for every browser that should render as it does (tests, the
+ * quality bench). Chromium refuses to start as root with its sandbox; only then is it off.
+ * (Playwright adds `--no-sandbox` itself unless launched with `chromiumSandbox: true`, as the
+ * engine is when not root.)
+ */
+export function chromiumFlags(): string[] {
+  return [...CLOSED_NETWORK_FLAGS, ...(isRoot() ? ['--no-sandbox'] : [])]
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0
+}
+
+/**
+ * With an egress, the browser resolves no name (every context's proxy does) and sends no
+ * UDP outside a proxy (WebRTC), so nothing reaches out beside the gate.
+ */
+const EGRESS_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic']
+
+/**
+ * Playwright launches Chromium with `--disable-ipc-flooding-protection` (for its own tests'
+ * speed). Without Chromium's flooding protection a page that runs `history.pushState` or sets
+ * `location.hash` in a loop floods the browser process and stalls every other context; with
+ * it, such a page is throttled in its own renderer.
+ */
+const IGNORED_DEFAULT_ARGS = ['--disable-ipc-flooding-protection']
+
+/** Longest a browser may take to start, and to be connected to once started. */
+const LAUNCH_TIMEOUT_MS = 30_000
+/**
+ * A live browser opens or closes a context, or answers a ping, well within this (a few hundred
+ * ms on a busy machine); one that takes longer has stopped answering (stopped, or its main
+ * thread wedged) and is killed and replaced.
+ */
+const BROWSER_ANSWER_MS = 10_000
+/** How often a browser is pinged, so one that stops answering in the middle of a job is noticed. */
+const HEARTBEAT_MS = 2000
+/** What a launch that failed for want of a sandbox says. */
+const SANDBOX_ERROR = /sandbox/i
+
+/** A launched browser, with the engine's hold on its process. */
+export interface LaunchedBrowser {
+  readonly browser: Browser
+  /** Set once the engine stopped using it (it died, was killed, or the engine closed). */
+  dead: boolean
+  /** SIGKILL to the browser's whole process group, at once: for a browser that stopped answering. */
+  kill(): void
+  /** Stops watching its renderers. */
+  stop(): void
+  /** Closes it, and kills it when it does not close in time. */
+  close(): Promise<void>
+}
+
+/** The browser died, or stopped answering and was killed, under the job: it is relaunched and the job tried once more. */
+export class BrowserGone extends EngineError {
+  constructor() {
+    super('render_failed', 'The browser crashed while rendering the page.')
+  }
+}
+
+/** Whether the browser is or gets disconnected within `ms`. */
+export function disconnects(browser: Browser, ms: number): Promise<boolean> {
+  if (!browser.isConnected()) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer)
+      browser.off('disconnected', done)
+      resolve(!browser.isConnected())
+    }
+    const timer = setTimeout(done, ms)
+    browser.on('disconnected', done)
+  })
+}
+
+/**
+ * The engine's one live browser, launched when first asked for and shared by every job. One
+ * that dies or stops answering is forgotten (its listeners hear of it) and the next ask
+ * launches another.
+ */
+export class Browsers {
+  readonly #options: Pick<ResolvedEngineOptions, 'executablePath' | 'browserArgs' | 'egress' | 'log'>
+  readonly #bounds: RendererBounds
+  #browser: Promise<LaunchedBrowser> | null = null
+  /** The browser #browser resolved to, so a dead one is forgotten at once. */
+  #launched: LaunchedBrowser | null = null
+  #closed = false
+  /**
+   * Chromium's sandbox, on unless the service runs as root (Chromium refuses it there).
+   * Playwright turns it off by default; a system that cannot give it turns it off here.
+   */
+  #sandbox = !isRoot()
+  readonly #forgetListeners: ((launched: LaunchedBrowser) => void)[] = []
+
+  constructor(options: Pick<ResolvedEngineOptions, 'executablePath' | 'browserArgs' | 'egress' | 'rendererCpu' | 'log'>) {
+    this.#options = options
+    this.#bounds = createRendererBounds({ log: options.log, cpu: options.rendererCpu })
+  }
+
+  /** Set once the engine closed: nothing launches any more. */
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  /** Whether `launched` is still the browser jobs are given (not dead, forgotten or closed). */
+  isCurrent(launched: LaunchedBrowser): boolean {
+    return this.#launched === launched
+  }
+
+  /** Called with each browser that is forgotten, after it is. */
+  onForget(listener: (launched: LaunchedBrowser) => void): void {
+    this.#forgetListeners.push(listener)
+  }
+
+  /** The live browser, launched now when there is none. */
+  launch(): Promise<LaunchedBrowser> {
+    if (this.#closed) return Promise.reject(new EngineError('render_failed', 'The engine is closed.'))
+    const launch = (sandbox: boolean): Promise<LaunchedBrowser> => launchBrowser(this.#options.executablePath, this.#options.browserArgs, this.#options.egress, this.#bounds, sandbox)
+    this.#browser ??= launch(this.#sandbox)
+      .catch((error: unknown) => {
+        if (!this.#sandbox || !SANDBOX_ERROR.test(String(error))) throw error
+        // No user namespaces or setuid helper here (a locked-down container): rendering still works without.
+        this.#sandbox = false
+        this.#options.log({ event: 'chromium_sandbox_unavailable', reason: String(error).split('\n').find((line) => SANDBOX_ERROR.test(line))?.trim() })
+        return launch(false)
+      })
+      .then(
+        (launched) => {
+          this.#launched = launched
+          launched.browser.on('disconnected', () => this.forget(launched))
+          void this.#heartbeat(launched)
+          return launched
+        },
+        (error: unknown) => {
+          this.#browser = null
+          throw error
+        },
+      )
+    return this.#browser
+  }
+
+  /**
+   * A browser call a live browser answers at once (opening or closing a context, a ping). One
+   * that takes longer than {@link BROWSER_ANSWER_MS} means the browser stopped answering: it
+   * is killed (its jobs see it gone) and the next job gets a new one.
+   */
+  answered<T>(launched: LaunchedBrowser, call: Promise<T>): Promise<T> {
+    let settled = false
+    let timer: NodeJS.Timeout | undefined
+    call.catch(() => {})
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // An event loop that was held up runs timers before the I/O that answered: look once more after it.
+        setImmediate(() => {
+          if (settled) return
+          this.#unresponsive(launched)
+          reject(new BrowserGone())
+        })
+      }, BROWSER_ANSWER_MS)
+      timer.unref()
+    })
+    late.catch(() => {})
+    return Promise.race([call, late]).finally(() => {
+      settled = true
+      clearTimeout(timer)
+    })
+  }
+
+  /** Forgets a browser that died or was killed: the next job launches another; its listeners close what they kept of it. */
+  forget(launched: LaunchedBrowser): void {
+    launched.dead = true
+    launched.stop()
+    if (this.#launched === launched) {
+      this.#launched = null
+      this.#browser = null
+    }
+    for (const listener of this.#forgetListeners) listener(launched)
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    const browser = this.#browser
+    this.#browser = null
+    this.#launched = null
+    const launched = await browser?.catch(() => null)
+    if (!launched) return
+    // Not an unresponsive browser to report: it is closed, or killed when it does not close in time.
+    launched.dead = true
+    await launched.close()
+  }
+
+  /**
+   * Pings the browser while it is the engine's: one that stops answering in the middle of a job
+   * (stopped, its main thread wedged) is replaced within about {@link BROWSER_ANSWER_MS}, and
+   * the job on it tried once more, instead of every job waiting out its own deadline on it.
+   */
+  async #heartbeat(launched: LaunchedBrowser): Promise<void> {
+    let session: CDPSession
+    try {
+      session = await this.answered(launched, launched.browser.newBrowserCDPSession())
+    } catch {
+      return
+    }
+    while (!launched.dead) {
+      await sleep(HEARTBEAT_MS, undefined, { ref: false })
+      if (launched.dead) return
+      try {
+        await this.answered(launched, session.send('Browser.getVersion'))
+      } catch {
+        return
+      }
+    }
+  }
+
+  #unresponsive(launched: LaunchedBrowser): void {
+    if (launched.dead) return
+    this.#options.log({ event: 'browser_unresponsive', waitedMs: BROWSER_ANSWER_MS })
+    launched.kill()
+    this.forget(launched)
+  }
+}
+
+/**
+ * Launched as a server of this process (`launchServer`), then connected to over loopback (a
+ * random port and a secret path): that is how Playwright hands out the browser's process, which
+ * an unresponsive browser must be killed through and whose renderers are bounded by PID.
+ */
+async function launchBrowser(
+  executablePath: string,
+  extraArgs: string[],
+  egress: (() => Promise<EgressGate>) | undefined,
+  bounds: RendererBounds,
+  sandbox: boolean,
+): Promise<LaunchedBrowser> {
+  let playwright: typeof import('playwright-core')
+  try {
+    playwright = await import('playwright-core')
+  } catch {
+    throw new Error('The Chromium engine needs playwright-core: `npm install -D playwright-core` (it drives your system Chrome/Chromium; it downloads nothing).')
+  }
+  // The browser's own default goes through a gate too: a connection outside any context finds no other way out.
+  const gate = (await egress?.()) ?? null
+  let server: Awaited<ReturnType<typeof playwright.chromium.launchServer>> | undefined
+  let watch: RendererWatch | undefined
+  try {
+    server = await playwright.chromium.launchServer({
+      executablePath,
+      headless: true,
+      host: '127.0.0.1',
+      args: [...chromiumFlags(), ...bounds.flags, ...(gate ? EGRESS_FLAGS : []), ...extraArgs],
+      ignoreDefaultArgs: IGNORED_DEFAULT_ARGS,
+      chromiumSandbox: sandbox,
+      ...(gate ? { proxy: { server: gate.server } } : {}),
+      timeout: LAUNCH_TIMEOUT_MS,
+    })
+    const launched = server
+    const kill = (): void => void launched.kill().catch(() => {})
+    watch = await bounds.watch(launched.process().pid)
+    const browser = await playwright.chromium.connect(launched.wsEndpoint(), { timeout: LAUNCH_TIMEOUT_MS })
+    const stopWatching = watch
+    const stop = (): void => stopWatching.stop()
+    browser.on('disconnected', () => {
+      stop()
+      gate?.close()
+    })
+    // The process can end before the connection notices (killed from outside).
+    launched.on('close', () => void browser.close().catch(() => {}))
+    return {
+      browser,
+      dead: false,
+      kill,
+      stop,
+      async close() {
+        stop()
+        let timer: NodeJS.Timeout | undefined
+        const closing = (async () => {
+          await browser.close().catch(() => {})
+          await launched.close()
+        })()
+        const closed = await Promise.race([
+          closing.then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), BROWSER_ANSWER_MS))),
+        ])
+        clearTimeout(timer)
+        if (!closed) await launched.kill().catch(() => {})
+        gate?.close()
+      },
+    }
+  } catch (error) {
+    watch?.stop()
+    await server?.kill().catch(() => {})
+    gate?.close()
+    throw error
+  }
+}
