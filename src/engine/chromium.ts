@@ -3,15 +3,16 @@
  * downloaded browser), launched once and reused: one load per job, resized per viewport, on a page kept warm per tenant.
  */
 import { createHash } from 'node:crypto'
-import type { BrowserContext, CDPSession, Page, Request, Response } from 'playwright-core'
+import type { Page, Request, Response } from 'playwright-core'
 import { DEFAULT_VIEWPORTS, type Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { abortable } from '../shared/abortable.ts'
 import { BrowserGone, Browsers, disconnects, type LaunchedBrowser } from './browser.ts'
-import { EngineError, type EgressGate, type Engine, type EngineInput } from './engine.ts'
+import { EngineError, type Engine, type EngineInput } from './engine.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { cssomText, probe, settle, type ProbeOutput, type SettledPage } from './extract.ts'
 import { resolveEngineOptions, type ChromiumEngineOptions, type ResolvedEngineOptions } from './options.ts'
+import { CLEAR_SESSION_SCRIPT, PagePool, sameSize, type Spare } from './page-pool.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
 import { AFTER_RESIZE_MS, afterResize, ownFontsIn, ownResourcesIn, refreshMoves, stillParsing } from './waits.ts'
 
@@ -32,12 +33,6 @@ export function createChromiumEngine(options: ChromiumEngineOptions = {}): Chrom
 const EXTRACT_RESERVE_MS = 1500
 const SHEET_CACHE_SIZE = 16
 const BODY_CACHE_SIZE = 64
-/** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
-const MAX_SPARE_PAGES = 4
-/** Jobs one warm page serves before it is closed and a fresh one opened: what a renderer keeps between pages adds up. */
-const MAX_WARM_USES = 50
-/** Longest a warm page may take to be cleared; one that takes longer (a page that will not let go) is closed instead. */
-const CLEAR_TIMEOUT_MS = 2000
 const DEFAULT_DEADLINE_MS = 60_000
 /** Navigations after the first load (meta refresh, `location` by script) followed before a page is given up on. */
 const MAX_PAGE_HOPS = 3
@@ -50,38 +45,19 @@ const MAX_WORKER_CONSOLE_MESSAGES = 1000
 /** How long an unexpected error waits to learn whether the browser went away under it. */
 const DISCONNECT_GRACE_MS = 2000
 
-/**
- * Runs in every frame before the page's own scripts: the console says nothing, so a page that
- * logs in a loop costs the browser and the service nothing; uncaught errors are not reported
- * either (preventDefault keeps them from the DevTools connection). Non-configurable: the page
- * cannot put the methods back.
- */
-const QUIET_PAGE_SCRIPT = `(() => {
-  const quiet = function () {};
-  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'groupEnd', 'count', 'countReset', 'assert', 'time', 'timeLog', 'timeEnd', 'timeStamp', 'profile', 'profileEnd', 'clear']) {
-    try { Object.defineProperty(console, name, { value: quiet, writable: false, configurable: false, enumerable: true }); } catch {}
-  }
-  addEventListener('error', (event) => event.preventDefault());
-  addEventListener('unhandledrejection', (event) => event.preventDefault());
-})();`
-
-/** Runs in a warm page's first documents of a job, before their own scripts. */
-const CLEAR_SESSION_SCRIPT = `try { sessionStorage.clear() } catch {}`
-
 class ChromiumCriticalCss implements ChromiumEngine {
   readonly #options: ResolvedEngineOptions
   readonly #browsers: Browsers
+  readonly #pool: PagePool
   readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined> }>()
   readonly #bodies = new Map<string, FetchedSheet>()
-  /** Tagged with their browser up front: a dead browser's pending pages never settle. */
-  #spares: { launched: LaunchedBrowser; viewport: Viewport; ready: Promise<Spare | null> }[] = []
-  /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
-  #warm: { launched: LaunchedBrowser; tenant: string; ready: Promise<Spare | null>; cleared: boolean }[] = []
 
   constructor(options: ResolvedEngineOptions) {
     this.#options = options
     this.#browsers = new Browsers(options)
-    this.#browsers.onForget((launched) => this.#forget(launched))
+    this.#pool = new PagePool(this.#browsers, options)
+    // A dead browser's spares and warm pages are closed, never handed out.
+    this.#browsers.onForget((launched) => this.#pool.forget(launched))
   }
 
   async generate(input: EngineInput): Promise<{ css: string }> {
@@ -103,168 +79,17 @@ class ChromiumCriticalCss implements ChromiumEngine {
   async ready(): Promise<void> {
     const launched = await this.#browsers.launch()
     // The first jobs find their pages open: a page's renderer takes a while to start.
-    this.#refill(launched, [DEFAULT_VIEWPORTS[0]!, DEFAULT_VIEWPORTS[0]!])
+    this.#pool.refill(launched, [DEFAULT_VIEWPORTS[0]!, DEFAULT_VIEWPORTS[0]!])
   }
 
   async close(): Promise<void> {
     // The pages first, then the browser: nothing kept is handed out once closing began.
-    const kept = [...this.#spares, ...this.#warm]
-    this.#spares = []
-    this.#warm = []
-    for (const spare of kept) void spare.ready.then((ready) => ready && this.#discard(ready))
+    this.#pool.close()
     await this.#browsers.close()
   }
 
   #log(line: Record<string, unknown>): void {
     this.#options.log(line)
-  }
-
-  /**
-   * The tenant's warm page when it has one, else a fresh context and page: a spare opened ahead
-   * when one is ready (one of this viewport's size first), else a new one.
-   */
-  async #page(launched: LaunchedBrowser, viewport: Viewport, tenant: string | undefined): Promise<Spare> {
-    if (launched.dead) throw new BrowserGone()
-    const spare = (tenant === undefined ? null : await this.#warmPage(launched, tenant)) ?? (await this.#freshPage(launched, viewport))
-    spare.tenant = tenant ?? null
-    spare.uses++
-    return spare
-  }
-
-  async #warmPage(launched: LaunchedBrowser, tenant: string): Promise<Spare | null> {
-    this.#warm = this.#warm.filter((warm) => warm.launched === launched)
-    // One already cleared first: the tenant's page of the job that just ended is still being cleared.
-    const cleared = this.#warm.findIndex((warm) => warm.tenant === tenant && warm.cleared)
-    const at = cleared >= 0 ? cleared : this.#warm.findIndex((warm) => warm.tenant === tenant)
-    if (at < 0) return null
-    const taken = await this.#warm.splice(at, 1)[0]!.ready
-    if (taken && !taken.crashed && !taken.page.isClosed() && !launched.dead) return taken
-    if (taken) void this.#discard(taken)
-    return null
-  }
-
-  async #freshPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
-    this.#spares = this.#spares.filter((spare) => spare.launched === launched)
-    const fits = this.#spares.findIndex((spare) => sameSize(spare.viewport, viewport))
-    const taken = await this.#spares.splice(fits >= 0 ? fits : 0, 1)[0]?.ready
-    if (taken && !taken.crashed && !taken.page.isClosed() && !launched.dead) return taken
-    if (taken) void this.#discard(taken)
-    return await this.#newPage(launched, viewport)
-  }
-
-  /** Spares for the next job, one per viewport of this one: a page's renderer takes a while to start. */
-  #refill(launched: LaunchedBrowser, viewports: Viewport[]): void {
-    if (launched.dead || !this.#browsers.isCurrent(launched)) return
-    for (const viewport of viewports.slice(0, MAX_SPARE_PAGES)) {
-      if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
-      this.#spares.push({ launched, viewport, ready: this.#newPage(launched, viewport).catch(() => null) })
-    }
-    this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && this.#discard(ready)))
-  }
-
-  async #newPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
-    const gate = (await this.#options.egress?.()) ?? null
-    try {
-      const opened = this.#browsers.answered(
-        launched,
-        (async () => {
-          // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
-          const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', ...(gate ? { proxy: { server: gate.server } } : {}) })
-          try {
-            await context.addInitScript({ content: QUIET_PAGE_SCRIPT })
-            return { context, page: await context.newPage() }
-          } catch (error) {
-            void context.close().catch(() => {})
-            throw error
-          }
-        })(),
-      )
-      const { context, page } = await opened
-      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null, tenant: null, uses: 0, origins: new Set(), session: null }
-      page.once('crash', () => (spare.crashed = true))
-      return spare
-    } catch (error) {
-      gate?.close()
-      throw error
-    }
-  }
-
-  /**
-   * Keeps a finished job's page for its tenant's next job, cleared of what the job's pages left
-   * behind. Past the warm bound the least recently used page is closed.
-   */
-  #park(spare: Spare): void {
-    const { launched, tenant } = spare
-    if (tenant === null || this.#browsers.closed || launched.dead || !this.#browsers.isCurrent(launched) || spare.crashed || spare.uses >= MAX_WARM_USES) {
-      void this.#discard(spare)
-      return
-    }
-    spare.viewport = spare.page.viewportSize() ?? spare.viewport
-    // The job's own listeners go with it; the crash flag stays.
-    spare.page.removeAllListeners()
-    spare.page.once('crash', () => (spare.crashed = true))
-    const warm = { launched, tenant, ready: Promise.resolve<Spare | null>(null), cleared: false }
-    warm.ready = this.#cleared(spare).then((cleared) => {
-      warm.cleared = true
-      if (cleared) return spare
-      void this.#discard(spare)
-      return null
-    })
-    this.#warm.push(warm)
-    const over = this.#warm.splice(0, Math.max(0, this.#warm.length - this.#options.warmPages))
-    for (const warm of over) void warm.ready.then((ready) => ready && this.#discard(ready))
-  }
-
-  /**
-   * Clears what a page can leave for the next job of its tenant: popups, session storage,
-   * the page itself (about:blank), `window.name`, cookies, permissions, and every origin's
-   * local storage, IndexedDB, Cache Storage and service workers. The HTTP cache stays: it is
-   * the tenant's own. `history.length` is not cleared. False when it could not be done in time.
-   */
-  async #cleared(spare: Spare): Promise<boolean> {
-    const { context, page } = spare
-    const clearing = (async () => {
-      await Promise.all(context.pages().map((other) => (other === page ? null : other.close())))
-      // Session storage belongs to the tab, per origin: cleared by each frame before the page leaves.
-      await Promise.all(page.frames().map((frame) => frame.evaluate('try { sessionStorage.clear() } catch {}').catch(() => {})))
-      // Committed is enough: the old document and its scripts are gone.
-      await page.goto('about:blank', { waitUntil: 'commit' })
-      spare.session ??= await context.newCDPSession(page)
-      const session = spare.session
-      const origins = [...spare.origins]
-      spare.origins.clear()
-      await Promise.all([
-        page.evaluate("window.name = ''"),
-        context.clearCookies(),
-        context.clearPermissions(),
-        ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
-      ])
-      spare.gate?.reset()
-      return true
-    })()
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLEAR_TIMEOUT_MS)))
-    try {
-      return await Promise.race([clearing.catch(() => false), late])
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-
-  /** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. A browser that does not close it in time is replaced. */
-  #discard(spare: Spare): Promise<void> {
-    spare.closing ??= this.#browsers.answered(spare.launched, spare.context.close())
-      .catch(() => {})
-      .finally(() => spare.gate?.close())
-    return spare.closing
-  }
-
-  /** The pages of a browser that died or was killed: closed, never handed out. */
-  #forget(launched: LaunchedBrowser): void {
-    const gone = [...this.#spares, ...this.#warm].filter((spare) => spare.launched === launched)
-    this.#spares = this.#spares.filter((spare) => spare.launched !== launched)
-    this.#warm = this.#warm.filter((spare) => spare.launched !== launched)
-    for (const spare of gone) void spare.ready.then((ready) => ready && this.#discard(ready))
   }
 
   /**
@@ -275,8 +100,8 @@ class ChromiumCriticalCss implements ChromiumEngine {
    */
   async #attempt(launched: LaunchedBrowser, input: EngineInput): Promise<{ css: string }> {
     const attempt = new Attempt(
-      (spare) => this.#discard(spare),
-      (spare) => this.#park(spare),
+      (spare) => this.#pool.discard(spare),
+      (spare) => this.#pool.park(spare),
     )
     const onAbort = (): void => attempt.fail(input.signal.reason)
     const onGone = (): void => attempt.fail(new BrowserGone())
@@ -345,7 +170,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
     // The tenant's next job starts on this page, cleared; a tenant with none starts on a spare.
     if (input.tenant !== undefined) attempt.keep(view.spare)
     // Opened now, not earlier: it would compete with this job's page for the CPU.
-    this.#refill(launched, input.viewports.slice(0, 1))
+    this.#pool.refill(launched, input.viewports.slice(0, 1))
     return { css }
   }
 
@@ -421,7 +246,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
   }
 
   async #open(launched: LaunchedBrowser, url: string, viewport: Viewport, remaining: () => number, attempt: Attempt, tenant: string | undefined): Promise<LoadedView> {
-    const spare = await this.#page(launched, viewport, tenant)
+    const spare = await this.#pool.take(launched, viewport, tenant)
     attempt.add(spare)
     if (attempt.over) throw new EngineError('render_failed', 'The job ended.')
     const { page, gate, viewport: opened } = spare
@@ -508,27 +333,6 @@ class ChromiumCriticalCss implements ChromiumEngine {
       }
     }
   }
-}
-
-interface Spare {
-  launched: LaunchedBrowser
-  context: BrowserContext
-  page: Page
-  viewport: Viewport
-  /** The context's way out, when the engine has an egress. */
-  gate: EgressGate | null
-  /** Its renderer died before a job took it. */
-  crashed: boolean
-  /** Set once it is being closed. */
-  closing: Promise<void> | null
-  /** The tenant whose jobs it serves, once one took it: it never serves another. */
-  tenant: string | null
-  /** Jobs it served. */
-  uses: number
-  /** Origins its pages reached since it was last cleared. */
-  origins: Set<string>
-  /** Its page's DevTools session, for clearing what the page stored; opened when first needed. */
-  session: CDPSession | null
 }
 
 /** The contexts of one try at a job, and the way it ends early. */
@@ -718,10 +522,6 @@ function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promi
 /** A read of the page cut short because it navigated away meanwhile. */
 function isNavigationRace(error: unknown): boolean {
   return error instanceof Error && /Execution context was destroyed|navigat/i.test(error.message)
-}
-
-function sameSize(a: Viewport, b: Viewport): boolean {
-  return a.width === b.width && a.height === b.height
 }
 
 function navigationError(error: unknown): string {

@@ -1,0 +1,251 @@
+/**
+ * Pages for jobs: a warm page per tenant, kept from its last job and cleared, or a spare
+ * opened ahead of the next job (starting a page's renderer is most of a small page's cost),
+ * or a new one. A browser's pages never outlive it: a dead browser's are closed, never handed out.
+ */
+import type { BrowserContext, CDPSession, Page } from 'playwright-core'
+import type { Viewport } from '../contract/api-contract.ts'
+import type { EgressGate } from './engine.ts'
+import { BrowserGone, type LaunchedBrowser } from './browser.ts'
+import type { ResolvedEngineOptions } from './options.ts'
+
+/** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
+const MAX_SPARE_PAGES = 4
+/** Jobs one warm page serves before it is closed and a fresh one opened: what a renderer keeps between pages adds up. */
+const MAX_WARM_USES = 50
+/** Longest a warm page may take to be cleared; one that takes longer (a page that will not let go) is closed instead. */
+const CLEAR_TIMEOUT_MS = 2000
+
+/**
+ * Runs in every frame before the page's own scripts: the console says nothing, so a page that
+ * logs in a loop costs the browser and the service nothing; uncaught errors are not reported
+ * either (preventDefault keeps them from the DevTools connection). Non-configurable: the page
+ * cannot put the methods back.
+ */
+const QUIET_PAGE_SCRIPT = `(() => {
+  const quiet = function () {};
+  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'groupEnd', 'count', 'countReset', 'assert', 'time', 'timeLog', 'timeEnd', 'timeStamp', 'profile', 'profileEnd', 'clear']) {
+    try { Object.defineProperty(console, name, { value: quiet, writable: false, configurable: false, enumerable: true }); } catch {}
+  }
+  addEventListener('error', (event) => event.preventDefault());
+  addEventListener('unhandledrejection', (event) => event.preventDefault());
+})();`
+
+/** Clears a document's session storage: a warm page's frames as it is cleared, and its first documents of a job, before their own scripts. */
+export const CLEAR_SESSION_SCRIPT = `try { sessionStorage.clear() } catch {}`
+
+export interface Spare {
+  launched: LaunchedBrowser
+  context: BrowserContext
+  page: Page
+  viewport: Viewport
+  /** The context's way out, when the engine has an egress. */
+  gate: EgressGate | null
+  /** Its renderer died before a job took it. */
+  crashed: boolean
+  /** Set once it is being closed. */
+  closing: Promise<void> | null
+  /** The tenant whose jobs it serves, once one took it: it never serves another. */
+  tenant: string | null
+  /** Jobs it served. */
+  uses: number
+  /** Origins its pages reached since it was last cleared. */
+  origins: Set<string>
+  /** Its page's DevTools session, for clearing what the page stored; opened when first needed. */
+  session: CDPSession | null
+}
+
+/** What the pool asks of the engine's browsers. */
+export interface PoolBrowsers {
+  /** Set once the engine closed. */
+  readonly closed: boolean
+  /** Whether `launched` is still the browser jobs are given. */
+  isCurrent(launched: LaunchedBrowser): boolean
+  /** `call`, or BrowserGone when the browser does not answer it in time (and is replaced). */
+  answered<T>(launched: LaunchedBrowser, call: Promise<T>): Promise<T>
+}
+
+/** A page on its way: tagged with its browser up front, since a dead browser's pending pages never settle. */
+interface Pending {
+  launched: LaunchedBrowser
+  ready: Promise<Spare | null>
+}
+
+export class PagePool {
+  readonly #browsers: PoolBrowsers
+  readonly #options: Pick<ResolvedEngineOptions, 'egress' | 'warmPages'>
+  #spares: (Pending & { viewport: Viewport })[] = []
+  /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
+  #warm: (Pending & { tenant: string; cleared: boolean })[] = []
+
+  constructor(browsers: PoolBrowsers, options: Pick<ResolvedEngineOptions, 'egress' | 'warmPages'>) {
+    this.#browsers = browsers
+    this.#options = options
+  }
+
+  /**
+   * The tenant's warm page when it has one, else a fresh context and page: a spare opened ahead
+   * when one is ready (one of this viewport's size first), else a new one.
+   */
+  async take(launched: LaunchedBrowser, viewport: Viewport, tenant: string | undefined): Promise<Spare> {
+    if (launched.dead) throw new BrowserGone()
+    const spare = (tenant === undefined ? null : await this.#warmPage(launched, tenant)) ?? (await this.#freshPage(launched, viewport))
+    spare.tenant = tenant ?? null
+    spare.uses++
+    return spare
+  }
+
+  /** Spares for the next job, one per viewport of this one: a page's renderer takes a while to start. */
+  refill(launched: LaunchedBrowser, viewports: Viewport[]): void {
+    if (launched.dead || !this.#browsers.isCurrent(launched)) return
+    for (const viewport of viewports.slice(0, MAX_SPARE_PAGES)) {
+      if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
+      this.#spares.push({ launched, viewport, ready: this.#newPage(launched, viewport).catch(() => null) })
+    }
+    this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && this.discard(ready)))
+  }
+
+  /**
+   * Keeps a finished job's page for its tenant's next job, cleared of what the job's pages left
+   * behind. Past the warm bound the least recently used page is closed.
+   */
+  park(spare: Spare): void {
+    const { launched, tenant } = spare
+    if (tenant === null || this.#browsers.closed || launched.dead || !this.#browsers.isCurrent(launched) || spare.crashed || spare.uses >= MAX_WARM_USES) {
+      void this.discard(spare)
+      return
+    }
+    spare.viewport = spare.page.viewportSize() ?? spare.viewport
+    // The job's own listeners go with it; the crash flag stays.
+    spare.page.removeAllListeners()
+    spare.page.once('crash', () => (spare.crashed = true))
+    const warm = { launched, tenant, ready: Promise.resolve<Spare | null>(null), cleared: false }
+    warm.ready = this.#cleared(spare).then((cleared) => {
+      warm.cleared = true
+      if (cleared) return spare
+      void this.discard(spare)
+      return null
+    })
+    this.#warm.push(warm)
+    this.#discardAll(this.#warm.splice(0, Math.max(0, this.#warm.length - this.#options.warmPages)))
+  }
+
+  /** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. A browser that does not close it in time is replaced. */
+  discard(spare: Spare): Promise<void> {
+    spare.closing ??= this.#browsers
+      .answered(spare.launched, spare.context.close())
+      .catch(() => {})
+      .finally(() => spare.gate?.close())
+    return spare.closing
+  }
+
+  /** Closes the pages of a browser that died or was killed: never handed out. */
+  forget(launched: LaunchedBrowser): void {
+    const gone = [...this.#spares, ...this.#warm].filter((spare) => spare.launched === launched)
+    this.#spares = this.#spares.filter((spare) => spare.launched !== launched)
+    this.#warm = this.#warm.filter((spare) => spare.launched !== launched)
+    this.#discardAll(gone)
+  }
+
+  /** Closes every page kept. */
+  close(): void {
+    const kept = [...this.#spares, ...this.#warm]
+    this.#spares = []
+    this.#warm = []
+    this.#discardAll(kept)
+  }
+
+  #discardAll(pending: Pending[]): void {
+    for (const spare of pending) void spare.ready.then((ready) => ready && this.discard(ready))
+  }
+
+  async #warmPage(launched: LaunchedBrowser, tenant: string): Promise<Spare | null> {
+    this.#warm = this.#warm.filter((warm) => warm.launched === launched)
+    // One already cleared first: the tenant's page of the job that just ended is still being cleared.
+    const cleared = this.#warm.findIndex((warm) => warm.tenant === tenant && warm.cleared)
+    const at = cleared >= 0 ? cleared : this.#warm.findIndex((warm) => warm.tenant === tenant)
+    if (at < 0) return null
+    return this.#usable(launched, await this.#warm.splice(at, 1)[0]!.ready)
+  }
+
+  async #freshPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
+    this.#spares = this.#spares.filter((spare) => spare.launched === launched)
+    const fits = this.#spares.findIndex((spare) => sameSize(spare.viewport, viewport))
+    const taken = await this.#spares.splice(fits >= 0 ? fits : 0, 1)[0]?.ready
+    return this.#usable(launched, taken) ?? (await this.#newPage(launched, viewport))
+  }
+
+  /** A page taken from the pool, when it can still serve a job; else it is closed. */
+  #usable(launched: LaunchedBrowser, taken: Spare | null | undefined): Spare | null {
+    if (taken && !taken.crashed && !taken.page.isClosed() && !launched.dead) return taken
+    if (taken) void this.discard(taken)
+    return null
+  }
+
+  async #newPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
+    const gate = (await this.#options.egress?.()) ?? null
+    try {
+      const opened = this.#browsers.answered(
+        launched,
+        (async () => {
+          // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
+          const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', ...(gate ? { proxy: { server: gate.server } } : {}) })
+          try {
+            await context.addInitScript({ content: QUIET_PAGE_SCRIPT })
+            return { context, page: await context.newPage() }
+          } catch (error) {
+            void context.close().catch(() => {})
+            throw error
+          }
+        })(),
+      )
+      const { context, page } = await opened
+      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null, tenant: null, uses: 0, origins: new Set(), session: null }
+      page.once('crash', () => (spare.crashed = true))
+      return spare
+    } catch (error) {
+      gate?.close()
+      throw error
+    }
+  }
+
+  /**
+   * Clears what a page can leave for the next job of its tenant: popups, session storage,
+   * the page itself (about:blank), `window.name`, cookies, permissions, and every origin's
+   * local storage, IndexedDB, Cache Storage and service workers. The HTTP cache stays: it is
+   * the tenant's own. `history.length` is not cleared. False when it could not be done in time.
+   */
+  async #cleared(spare: Spare): Promise<boolean> {
+    const { context, page } = spare
+    const clearing = (async () => {
+      await Promise.all(context.pages().map((other) => (other === page ? null : other.close())))
+      // Session storage belongs to the tab, per origin: cleared by each frame before the page leaves.
+      await Promise.all(page.frames().map((frame) => frame.evaluate(CLEAR_SESSION_SCRIPT).catch(() => {})))
+      // Committed is enough: the old document and its scripts are gone.
+      await page.goto('about:blank', { waitUntil: 'commit' })
+      spare.session ??= await context.newCDPSession(page)
+      const session = spare.session
+      const origins = [...spare.origins]
+      spare.origins.clear()
+      await Promise.all([
+        page.evaluate("window.name = ''"),
+        context.clearCookies(),
+        context.clearPermissions(),
+        ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+      ])
+      spare.gate?.reset()
+      return true
+    })()
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLEAR_TIMEOUT_MS)))
+    try {
+      return await Promise.race([clearing.catch(() => false), late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+export function sameSize(a: Viewport, b: Viewport): boolean {
+  return a.width === b.width && a.height === b.height
+}
