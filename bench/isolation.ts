@@ -92,7 +92,18 @@ try {
   await pages.close()
 }
 
-const engineAt = commitOf(['src/engine/chromium.ts', 'src/engine/renderers.ts', 'src/service/queue.ts'])
+const engineAt = commitOf([
+  'src/engine/chromium.ts',
+  'src/engine/browser.ts',
+  'src/engine/page-pool.ts',
+  'src/engine/load.ts',
+  'src/engine/waits.ts',
+  'src/engine/job.ts',
+  'src/engine/attempt.ts',
+  'src/engine/options.ts',
+  'src/engine/renderers.ts',
+  'src/service/queue.ts',
+])
 console.log(
   `\nIsolation run: ${WORKERS} workers, job deadline ${JOB_TIMEOUT_MS / 1000} s; per round ${HOSTILE_JOBS} hostile jobs at once, ${NORMAL_JOBS} normal jobs one every ${NORMAL_GAP_MS / 1000} s, ` +
     `${NORMAL_AFTER} more once the hostile ones ended; memory pages capped at ${CEILING_MIB} MiB per renderer. Node ${process.version}, ${execFileSync(chromium, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()}, ` +

@@ -1,0 +1,198 @@
+/**
+ * Loading a page for a job: the navigation, the hops a page makes on its own (meta refresh,
+ * `location` by script), the network the page uses while it loads, and the read of the page
+ * once it has what shapes its first screen; and the same page at another viewport.
+ */
+import type { Page, Request, Response } from 'playwright-core'
+import type { Viewport } from '../contract/api-contract.ts'
+import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
+import type { Attempt } from './attempt.ts'
+import { BrowserGone } from './browser.ts'
+import { EngineError } from './engine.ts'
+import { settle, type SettledPage } from './extract.ts'
+import type { ResolvedEngineOptions } from './options.ts'
+import { CLEAR_SESSION_SCRIPT, sameSize, type Spare } from './page-pool.ts'
+import { AFTER_RESIZE_MS, afterResize, ownFontsIn, ownResourcesIn, refreshMoves, stillParsing } from './waits.ts'
+
+/** Navigations after the first load (meta refresh, `location` by script) followed before a page is given up on. */
+const MAX_PAGE_HOPS = 3
+/** A meta refresh due within this long is waited for; a later one leaves the page as it is. */
+const MAX_REFRESH_WAIT_MS = 3000
+/** Console messages a page's workers may log before the job fails: each one crosses to the service. */
+const MAX_WORKER_CONSOLE_MESSAGES = 1000
+const HTTP_URL = /^https?:/
+const NET_ERROR = /net::[A-Z_]+/
+const TIMEOUT = /timeout/i
+/** What a read of a page that navigated away meanwhile fails with. */
+const NAVIGATION_RACE = /Execution context was destroyed|navigat/i
+
+export type LoadOptions = Pick<ResolvedEngineOptions, 'navigationTimeoutMs' | 'loadTimeoutMs' | 'fontsTimeoutMs' | 'log'>
+
+export interface LoadedView {
+  spare: Spare
+  page: Page
+  listed: SettledPage
+  /** Stylesheet responses by every URL of their redirect chain; bodies are read once per job, when needed. */
+  responses: Map<string, Response>
+  /** The page's requests not yet finished. */
+  inFlight: Set<Request>
+}
+
+/** The page's own renderer died (out of memory, killed): the job fails, and is not tried again, since the page would do it again. */
+class RendererCrash extends EngineError {
+  constructor() {
+    super('render_failed', "The page's renderer crashed while rendering it (out of memory, or killed); the page is not tried again.")
+  }
+}
+
+/** Loads `url` in the job's page at `viewport` and reads it, every wait within `remaining()`. */
+export async function loadPage(spare: Spare, url: string, viewport: Viewport, remaining: () => number, attempt: Attempt, options: LoadOptions): Promise<LoadedView> {
+  const { launched, page, gate, viewport: opened } = spare
+  spare.viewport = viewport
+  // What the page stores is kept per origin: every origin it reaches is cleared after the job.
+  page.on('request', (request) => {
+    if (HTTP_URL.test(request.url())) spare.origins.add(new URL(request.url()).origin)
+  })
+  let crashed = false
+  page.on('crash', () => {
+    crashed = true
+    // Out of memory (the heap cap, the data limit) or killed: the same page would only do it again.
+    options.log({ event: 'renderer_crashed', relaunch: false })
+    attempt.fail(launched.browser.isConnected() ? new RendererCrash() : new BrowserGone())
+  })
+  // Workers get no init script: their console is counted instead, and a flood ends the job.
+  page.on('worker', (worker) =>
+    worker.on('console', () => {
+      if (++attempt.workerMessages !== MAX_WORKER_CONSOLE_MESSAGES + 1) return
+      attempt.fail(new EngineError('render_failed', `The page's workers logged more than ${MAX_WORKER_CONSOLE_MESSAGES} messages; the engine does not render a page that floods it.`))
+    }),
+  )
+  // The browser's state, read after a call failed: a dead renderer or browser says more than the call's own error.
+  const died = (): EngineError | null => (!launched.browser.isConnected() || launched.dead ? new BrowserGone() : crashed ? new RendererCrash() : null)
+  if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
+  const responses = stylesheetResponses(page)
+  const landed = mainDocument(page)
+  const inFlight = requestsInFlight(page)
+  // On a warm page, the documents this navigation creates start with no session storage, as in a new tab:
+  // what the last job's page wrote as it was left (pagehide) is gone before this page's scripts run.
+  const sessionReset = spare.uses > 1 ? await page.addInitScript({ content: CLEAR_SESSION_SCRIPT }) : null
+  let response: Response | null
+  try {
+    response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(options.navigationTimeoutMs, remaining()) })
+    await sessionReset?.dispose()
+  } catch (error) {
+    const death = died()
+    if (death) throw death
+    if (gate?.refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${gate.refused}.`)
+    throw new EngineError('fetch_failed', `The page could not be loaded: ${navigationError(error)}.`)
+  }
+  // A redirect the gate refused ends the navigation on the gate's own 403.
+  if (gate?.refused && !response?.ok()) throw new EngineError('blocked_url', `The page redirected to an address the service does not fetch: ${gate.refused}.`)
+  if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
+  if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
+  // A page may move on by meta refresh or script before it is read: the page it lands on
+  // is the one a visitor sees, so it is followed, a few hops at most.
+  // Main-frame navigations so far: a read that saw one happen is of a page already gone, or not yet loaded.
+  let navigations = 0
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) navigations++
+  })
+  for (let hop = 0; ; hop++) {
+    try {
+      const seen = navigations
+      // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
+      await ownResourcesIn(page, inFlight, Math.min(options.loadTimeoutMs, remaining()))
+      if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
+      const fontsMs = await ownFontsIn(page, inFlight, Math.min(options.fontsTimeoutMs, remaining()))
+      const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+      // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
+      if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
+      const { refreshMs } = listed
+      if (refreshMs !== null && refreshMs <= MAX_REFRESH_WAIT_MS && hop < MAX_PAGE_HOPS) {
+        // A refresh that is about to move the page: read the page it moves to.
+        const moved = navigations !== seen || (await refreshMoves(page, refreshMs, remaining()))
+        if (moved) continue
+      }
+      // A parser held by a script that never came (a host that takes the connection and says nothing): the
+      // first screen is not known, and a read now would find no body.
+      if (!listed.parsed) throw stillParsing(inFlight)
+      // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
+      if (landed.failure) {
+        if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
+        throw new EngineError('fetch_failed', `The page moved on to ${landed.failure}.`)
+      }
+      return { spare, page, listed, responses, inFlight }
+    } catch (error) {
+      const death = died()
+      if (death) throw death
+      if (!isNavigationRace(error)) throw error
+      if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
+      if (hop >= MAX_PAGE_HOPS) throw new EngineError('render_failed', `The page kept navigating (${hop + 1} times after it loaded) and could not be read.`)
+    }
+  }
+}
+
+/** The page at another viewport, read again once its layout and scripts have seen the resize. */
+export async function resizePage({ page, inFlight }: LoadedView, viewport: Viewport, remaining: () => number, fontsTimeoutMs: number): Promise<SettledPage> {
+  await page.setViewportSize(viewport)
+  await inPage(page, afterResize, AFTER_RESIZE_MS)
+  const fontsMs = await ownFontsIn(page, inFlight, Math.min(fontsTimeoutMs, remaining()))
+  return await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+}
+
+/**
+ * Runs one of extract.ts's functions in the page from its source text. Transpilers may
+ * wrap named functions in a `__name(…)` helper that only exists in this process; the page
+ * gets a harmless one in the same scope.
+ */
+export function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
+  const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
+  return page.evaluate(source) as Promise<R>
+}
+
+/** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
+function mainDocument(page: Page): { failure: string | null } {
+  const state = { failure: null as string | null }
+  page.on('response', (response) => {
+    const request = response.request()
+    if (!request.isNavigationRequest() || response.frame() !== page.mainFrame() || (response.status() >= 300 && response.status() < 400)) return
+    state.failure = response.ok() ? null : `a page that answered HTTP ${response.status()}`
+  })
+  page.on('requestfailed', (request) => {
+    const error = request.failure()?.errorText ?? 'failed'
+    // An aborted navigation (another one overtook it, a download) leaves the page where it was.
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame() && error !== 'net::ERR_ABORTED') state.failure = `a page that could not be loaded (${error})`
+  })
+  return state
+}
+
+/** The page's requests not yet finished or failed. */
+function requestsInFlight(page: Page): Set<Request> {
+  const pending = new Set<Request>()
+  page.on('request', (request) => pending.add(request))
+  page.on('requestfinished', (request) => pending.delete(request))
+  page.on('requestfailed', (request) => pending.delete(request))
+  return pending
+}
+
+function stylesheetResponses(page: Page): Map<string, Response> {
+  const responses = new Map<string, Response>()
+  page.on('response', (response) => {
+    const request = response.request()
+    if (request.resourceType() !== 'stylesheet' || !response.ok()) return
+    for (let hop: typeof request | null = request; hop; hop = hop.redirectedFrom()) responses.set(hop.url(), response)
+  })
+  return responses
+}
+
+/** A read of the page cut short because it navigated away meanwhile. */
+function isNavigationRace(error: unknown): boolean {
+  return error instanceof Error && NAVIGATION_RACE.test(error.message)
+}
+
+function navigationError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const net = NET_ERROR.exec(message)
+  if (net) return net[0]
+  return TIMEOUT.test(message) ? 'no answer in time' : 'navigation failed'
+}
