@@ -13,31 +13,13 @@
  * while the store is busy, for as long as the queue runs: a lock held elsewhere delays a
  * result, it never turns a finished job into a failed one.
  */
-import { setTimeout as sleep } from 'node:timers/promises'
-import { JOB_FAILURE_CODES } from '../contract/api-contract.ts'
-import { EngineError, type Engine } from '../engine/engine.ts'
-import { abortable } from '../shared/abortable.ts'
-import { StoreUnavailableError, type Store, type StoredJob } from './store/types.ts'
+import type { QueueOptions } from './queue-options.ts'
+import { renderJob, seconds, type Outcome } from './render-job.ts'
+import { whileUnavailable } from './store-retry.ts'
+import { StoreUnavailableError, type StoredJob } from './store/types.ts'
 
-export interface QueueOptions {
-  store: Store
-  engine: Engine
-  workers: number
-  jobTimeoutMs: number
-  /** Most jobs one token may have waiting; past it, generate answers 503. */
-  maxQueuedPerToken: number
-  /** Most jobs waiting in all; past it, generate answers 503. */
-  maxQueued: number
-  now: () => number
-  /** Checked before the engine runs (DNS answers that point inside, say); throws EngineError to fail the job. */
-  beforeRun?: (job: StoredJob, signal: AbortSignal) => Promise<void>
-  log: (event: Record<string, unknown>) => void
-}
+export type { QueueOptions } from './queue-options.ts'
 
-const MAX_ERROR_MESSAGE = 500
-/** Waits between tries of a busy write: the first catches a short lock soon, the longest keeps a long one from costing a spin. */
-const BUSY_FIRST_WAIT_MS = 10
-const BUSY_LONGEST_WAIT_MS = 1000
 /**
  * Times a job is preempted before its token's other jobs are preferred. Its first enqueue
  * time already bounds how long it can be put back (past its deadline it fails `timeout`
@@ -47,16 +29,6 @@ const BUSY_LONGEST_WAIT_MS = 1000
  * jobs' deadlines (a page that never settles) would otherwise make the others miss theirs.
  */
 const MAX_PREEMPTIONS = 2
-
-type JobPatch = Parameters<Store['updateJob']>[1]
-
-/** What a job's run ends with: the write that records it, and the line that reports it. */
-export interface Outcome {
-  patch: JobPatch
-  line: Record<string, unknown>
-  /** Preempted: once recorded as queued, the job goes back to the front of its token's line. */
-  again?: true
-}
 
 /** A job holding a worker. */
 interface Running {
@@ -355,62 +327,6 @@ export class JobQueue {
   }
 }
 
-/**
- * Runs a store call, and while the store cannot answer tries again on timers, backing off,
- * so the event loop keeps serving. Gives up only when `stop` aborts. `firstWait` is said
- * once per wait, not per try: a lock held for minutes would flood the log.
- */
-export async function whileUnavailable<T>(call: () => Promise<T>, stop: AbortSignal, firstWait: () => void): Promise<T> {
-  for (let wait = BUSY_FIRST_WAIT_MS, tries = 1; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS), tries++) {
-    try {
-      return await call()
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError) || stop.aborted) throw error
-      if (tries === 1) firstWait()
-    }
-    await sleep(wait, undefined, { signal: stop })
-  }
-}
-
-/**
- * Renders a job within its deadline and says how it ended: done, or failed (the deadline,
- * the engine's own code). Rejects only when `stop` aborts it first; what that means (back
- * to the queue) is the caller's. `renderMs` is set for a finished render.
- */
-export async function renderJob(
-  job: StoredJob,
-  options: Pick<QueueOptions, 'engine' | 'now' | 'jobTimeoutMs' | 'beforeRun'>,
-  started: number,
-  stop: AbortSignal,
-): Promise<Outcome & { renderMs?: number }> {
-  const { engine, now, jobTimeoutMs } = options
-  const id = job.id
-  const endsAt = Date.now() + jobTimeoutMs
-  const deadline = AbortSignal.timeout(jobTimeoutMs)
-  const signal = AbortSignal.any([deadline, stop])
-  try {
-    // Aborted while its processing write waited on a busy store: the engine is not started.
-    signal.throwIfAborted()
-    await options.beforeRun?.(job, signal)
-    const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId }), signal)
-    const finished = now()
-    const cssBytes = Buffer.byteLength(css)
-    return {
-      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null },
-      line: { event: 'job_done', job: id, ms: finished - started, css_bytes: cssBytes },
-      renderMs: finished - started,
-    }
-  } catch (error) {
-    if (stop.aborted && !deadline.aborted) throw stop.reason
-    const failure = deadline.aborted ? { code: 'timeout', message: `The page did not finish rendering within ${seconds(jobTimeoutMs)} s.` } : describeFailure(error)
-    return { patch: { status: 'failed', error: failure, durationMs: now() - started, updatedAt: new Date(now()).toISOString() }, line: { event: 'job_failed', job: id, code: failure.code } }
-  }
-}
-
-export function seconds(ms: number): string {
-  return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000))
-}
-
 class ShutdownSignal extends Error {
   override name = 'ShutdownSignal'
 }
@@ -418,13 +334,4 @@ class ShutdownSignal extends Error {
 /** Why a job was aborted to free its worker for a token with none: it goes back to queued. */
 class PreemptedSignal extends Error {
   override name = 'PreemptedSignal'
-}
-
-function describeFailure(error: unknown): { code: string; message: string } {
-  if (error instanceof EngineError) {
-    const code = (JOB_FAILURE_CODES as readonly string[]).includes(error.code) ? error.code : 'render_failed'
-    return { code, message: error.message.slice(0, MAX_ERROR_MESSAGE) }
-  }
-  // An unexpected fault: its text may hold internals, so the job says only that it failed.
-  return { code: 'internal', message: 'The service failed while rendering this page.' }
 }
