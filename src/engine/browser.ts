@@ -8,7 +8,6 @@ import { delimiter, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Browser, CDPSession } from 'playwright-core'
 import { EngineError, type EgressGate } from './engine.ts'
-import type { ResolvedEngineOptions } from './options.ts'
 import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
@@ -91,6 +90,17 @@ const HEARTBEAT_MS = 2000
 /** What a launch that failed for want of a sandbox says. */
 const SANDBOX_ERROR = /sandbox/i
 
+/** The browser's part of the engine's options, resolved (options.ts). */
+export interface BrowserOptions {
+  executablePath: string
+  /** Extra command-line flags, after ours. */
+  browserArgs: string[]
+  /** Absent: the browser connects directly. */
+  egress: (() => Promise<EgressGate>) | undefined
+  rendererCpu: { share: number; seconds: number }
+  log: (line: Record<string, unknown>) => void
+}
+
 /** A launched browser, with the engine's hold on its process. */
 export interface LaunchedBrowser {
   readonly browser: Browser
@@ -131,7 +141,7 @@ export function disconnects(browser: Browser, ms: number): Promise<boolean> {
  * launches another.
  */
 export class Browsers {
-  readonly #options: Pick<ResolvedEngineOptions, 'executablePath' | 'browserArgs' | 'egress' | 'log'>
+  readonly #options: BrowserOptions
   readonly #bounds: RendererBounds
   #browser: Promise<LaunchedBrowser> | null = null
   /** The browser #browser resolved to, so a dead one is forgotten at once. */
@@ -144,7 +154,7 @@ export class Browsers {
   #sandbox = !isRoot()
   readonly #forgetListeners: ((launched: LaunchedBrowser) => void)[] = []
 
-  constructor(options: Pick<ResolvedEngineOptions, 'executablePath' | 'browserArgs' | 'egress' | 'rendererCpu' | 'log'>) {
+  constructor(options: BrowserOptions) {
     this.#options = options
     this.#bounds = createRendererBounds({ log: options.log, cpu: options.rendererCpu })
   }

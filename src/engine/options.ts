@@ -3,7 +3,7 @@
  * created; every room after that reads the resolved values and defaults nothing itself.
  */
 import type { EgressGate } from './engine.ts'
-import { INSTALL_HINT, findChromium } from './browser.ts'
+import { INSTALL_HINT, findChromium, type BrowserOptions } from './browser.ts'
 import { CPU_SECONDS, CPU_SHARE } from './renderers.ts'
 
 /** Longest wait for the page's first response. */
@@ -63,19 +63,13 @@ export interface ChromiumEngineOptions {
   log?: (line: Record<string, unknown>) => void
 }
 
-/** {@link ChromiumEngineOptions} with every default filled in. */
-export interface ResolvedEngineOptions {
-  executablePath: string
-  browserArgs: string[]
-  /** Absent: the browser connects directly. */
-  egress: (() => Promise<EgressGate>) | undefined
+/** {@link ChromiumEngineOptions} with every default filled in: the browser's part, and the pages' and loads'. */
+export interface ResolvedEngineOptions extends BrowserOptions {
   navigationTimeoutMs: number
   loadTimeoutMs: number
   fontsTimeoutMs: number
-  rendererCpu: { share: number; seconds: number }
   freshLoadPerViewport: boolean
   warmPages: number
-  log: (line: Record<string, unknown>) => void
 }
 
 /** Throws a hint to install a browser when none is found. */
