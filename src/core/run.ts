@@ -12,7 +12,7 @@ import { inlineCriticalCss } from '../html/inline.ts'
 import { renderBlockingStylesheets } from '../html/links.ts'
 import { STRATEGIES } from '../html/strategies.ts'
 import type { BuildOutput } from './build-server.ts'
-import { cacheDirOf, createResultCache, type ResultCache } from './cache.ts'
+import { createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
 import type { ModeRun, Renderer } from './modes/mode.ts'
@@ -90,7 +90,8 @@ function createLimiter(limit: number): () => Promise<() => void> {
 }
 
 /** Callers have thrown the options' problems already (`enabledFor`, `processDirectory`). */
-export async function runPages(options: ResolvedOptions, input: RunInput, mode: ModeRun): Promise<RunResult> {
+/** `cacheDir`: where results are kept; null with the cache off. */
+export async function runPages(options: ResolvedOptions, input: RunInput, mode: ModeRun, cacheDir: string | null): Promise<RunResult> {
   const { logger } = input
   const started = performance.now()
   const startedAt = new Date().toISOString()
@@ -108,8 +109,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     return { updated, assets, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
   }
 
-  const cacheDir = cacheDirOf(options.cache, input.root)
-  const cache: ResultCache | null = options.cache ? createResultCache({ dir: cacheDir!, ttlMs: options.cache.ttlMs }) : null
+  const cache: ResultCache | null = options.cache && cacheDir !== null ? createResultCache({ dir: cacheDir, ttlMs: options.cache.ttlMs }) : null
   let cacheWriteFailed = false
 
   const reports = new Map<Page, PageReport>()

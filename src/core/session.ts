@@ -39,8 +39,9 @@ export function createBuildSession(options: ResolvedOptions): BuildSession {
     },
     async run(input) {
       try {
-        const run = await mode.open({ base: input.base, cacheDir: cacheDirOf(options.cache, input.root), output: input.output })
-        return await runPages(options, input, run)
+        const cacheDir = cacheDirOf(options.cache, input.root)
+        const run = await mode.open({ base: input.base, cacheDir, output: input.output })
+        return await runPages(options, input, run, cacheDir)
       } finally {
         await release()
       }
