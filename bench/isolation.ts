@@ -58,8 +58,8 @@ const tally = (codes: string[]): string =>
 function commitOf(paths: string[]): string {
   try {
     const commit = execFileSync('git', ['log', '-1', '--format=%h', '--', ...paths], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths, 'src/engine/'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
-    return dirty ? `${commit} + uncommitted changes (${dirty.split('\n').length} files under src/engine, src/service/queue.ts)` : commit
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    return dirty ? `${commit} + uncommitted changes (${dirty.split('\n').length} files under ${paths.join(', ')})` : commit
   } catch {
     return 'unknown'
   }
@@ -92,18 +92,8 @@ try {
   await pages.close()
 }
 
-const engineAt = commitOf([
-  'src/engine/chromium.ts',
-  'src/engine/browser.ts',
-  'src/engine/page-pool.ts',
-  'src/engine/load.ts',
-  'src/engine/waits.ts',
-  'src/engine/job.ts',
-  'src/engine/attempt.ts',
-  'src/engine/options.ts',
-  'src/engine/renderers.ts',
-  'src/service/queue.ts',
-])
+// Whole folders: the engine and the queue are several files each, and a stamp must not miss one.
+const engineAt = commitOf(['src/engine/', 'src/service/'])
 console.log(
   `\nIsolation run: ${WORKERS} workers, job deadline ${JOB_TIMEOUT_MS / 1000} s; per round ${HOSTILE_JOBS} hostile jobs at once, ${NORMAL_JOBS} normal jobs one every ${NORMAL_GAP_MS / 1000} s, ` +
     `${NORMAL_AFTER} more once the hostile ones ended; memory pages capped at ${CEILING_MIB} MiB per renderer. Node ${process.version}, ${execFileSync(chromium, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()}, ` +
