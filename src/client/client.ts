@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { API_PATHS, parseJob, parseJobData } from '../contract/api-contract.ts'
+import { CHECK_INTERVAL } from './check-planner.ts'
 import { checkBaseUrl, checkDuration, checkGenerate, checkJobId, checkJobTimes, checkToken, jobsSearch } from './checks.ts'
 import { CriticalCssError, describeBaseUrl } from './errors.ts'
 import { JOB_TIMES_KEPT } from './job-times.ts'
@@ -19,7 +20,6 @@ import { startCall, type CallScope } from './scope.ts'
 import { createAgent } from './transport.ts'
 import type { CreateClientOptions, CriticalCssClient, GenerateOptions, GenerateResult, RequestOptions } from './types.ts'
 import { UsageReader } from './usage.ts'
-import { CHECK_INTERVAL } from './watcher.ts'
 
 const DEFAULT_MAX_RETRIES = 8
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000

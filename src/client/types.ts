@@ -8,7 +8,7 @@ import type { Job, JobData, JobStatus, Usage, Viewport } from '../contract/api-c
 import type { CriticalCssError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import type { PaceLimit } from './scheduler.ts'
-import type { CheckInterval } from './watcher.ts'
+import type { CheckInterval } from './check-planner.ts'
 
 /** Override of the plan's pace, for self-hosted services with limits of their own. */
 export interface RateLimitOption {

@@ -1,39 +1,21 @@
 /**
  * Waits for many jobs at once at close to one request per job. A pending job is checked when
- * the evidence says it is likely done: the service's pending-job hint first, then how long
- * the jobs seen took (job-times.ts), then when the rest of this batch should be done at the
- * pace its jobs have been finishing, and with no evidence at all on a growing interval (2 s,
- * ×1.5, up to 10 s). When several are due at once, one `jobs()` call reports all their
- * states and only the finished ones are fetched with `jobData`. A job due on its own is
- * checked with a `jobData`, which brings the CSS along when the job is done.
+ * the evidence says it is likely done (check-planner.ts decides when, and what a free slot is
+ * spent on). When several are due at once, one `jobs()` call reports all their states and
+ * only the finished ones are fetched with `jobData`. A job due on its own is checked with a
+ * `jobData`, which brings the CSS along when the job is done.
  */
 import type { Job, JobData } from '../contract/api-contract.ts'
-import { checkMargin, latencyOf, type JobTimes } from './job-times.ts'
+import { CheckPlanner, type CheckInterval, type CheckTiming } from './check-planner.ts'
+import type { JobTimes } from './job-times.ts'
+import { JobWaits, type WaitOutcome } from './job-waits.ts'
 import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText, type InvalidResponseError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import { WakeableLoop } from './loop.ts'
 import type { Ticket } from './scheduler.ts'
 
-/**
- * How often a pending job is checked while nothing tells when it will be done: first after
- * `firstMs`, then each interval `factor` times the last. No wait is longer than `maxMs`, nor,
- * unless the service asks for it, shorter than a quarter of `firstMs`.
- */
-export interface CheckInterval {
-  firstMs: number
-  factor: number
-  maxMs: number
-}
-
-export const CHECK_INTERVAL: Readonly<CheckInterval> = { firstMs: 2000, factor: 1.5, maxMs: 10_000 }
-
-/** A learnt wait, kept within the check interval's bounds. */
-export function learntWait(ms: number, { firstMs, maxMs }: Readonly<CheckInterval>): number {
-  return Math.min(maxMs, Math.max(firstMs / 4, ms))
-}
-
-/** Jobs due within this share of their wait of each other are checked together. */
-const GROUP_SLACK = 0.1
+// Named here too: the /client entry and bench/build.ts import them from this module.
+export { CHECK_INTERVAL, type CheckInterval } from './check-planner.ts'
 
 /** A list answer covers this many jobs at most (the contract's maximum `limit`). */
 const LIST_LIMIT = 100
@@ -68,35 +50,14 @@ export interface WatcherDeps {
   times: JobTimes
 }
 
-/** One `waitForCss` call: its own deadline and signal. */
-interface Subscriber {
-  deadline: number | undefined
-  resolve(data: JobData): void
-  reject(error: unknown): void
-  /** Cancels the deadline timer and the abort listener. */
-  detach(): void
-}
-
 /** The checks of one job, shared by every wait on it. */
-interface Watch {
+interface Watch extends CheckTiming {
   id: string
   /** The page URL; empty until an answer tells it (a wait on a bare id). */
   url: string
   lastStatus: string
-  /** When it was accepted, on the client's clock (a bare id: when the wait began). */
-  acceptedAt: number
-  intervalMs: number
-  nextCheckAt: number
-  /** How much later than `nextCheckAt` it may be checked, to share a list call with others. */
-  slackMs: number
-  /** Set when a list answer did not include this job: check it on its own next time. */
-  checkAlone: boolean
-  /** Its next check is when the service's pending-job hint said: it is likely done by then. */
-  hinted: boolean
   fetching: boolean
-  /** Its time is in the batch's. */
-  counted: boolean
-  subscribers: Set<Subscriber>
+  waits: JobWaits
   /** Aborted when the watch ends, to cancel its requests. */
   controller: AbortController
 }
@@ -111,12 +72,12 @@ const describeJob = (watch: Watch): string => (watch.url ? `${watch.url} (job ${
 
 export class JobWatcher {
   private readonly watches = new Map<string, Watch>()
-  /** How long the jobs of this batch (since no job was waited for) took, as they finished. */
-  private batchLatencies: number[] = []
+  private readonly planner: CheckPlanner
   private listUnsupported = false
   private readonly loop: WakeableLoop
 
   constructor(private readonly deps: WatcherDeps) {
+    this.planner = new CheckPlanner({ now: deps.now, checkInterval: deps.checkInterval, times: deps.times, watched: () => this.watches.values() })
     this.loop = new WakeableLoop(() => this.checkWhileWaited(), () => this.pending().length > 0, deps.sleep)
   }
 
@@ -132,62 +93,29 @@ export class JobWatcher {
     options.signal?.throwIfAborted()
     let watch = this.watches.get(job.id)
     if (!watch) {
-      const acceptedAt = Math.min(options.acceptedAt ?? this.deps.now(), options.firstCheckAt)
-      watch = {
+      const created: Watch = {
         id: job.id,
         url: job.url,
         lastStatus: job.status,
-        acceptedAt,
-        intervalMs: this.deps.checkInterval.firstMs,
-        nextCheckAt: options.firstCheckAt,
-        slackMs: options.hinted ? 0 : (options.firstCheckAt - acceptedAt) * GROUP_SLACK,
-        checkAlone: false,
-        hinted: options.hinted === true,
+        ...this.planner.first(options),
         fetching: false,
-        counted: false,
-        subscribers: new Set(),
+        waits: new JobWaits(this.deps, () => this.end(created)),
         controller: new AbortController(),
       }
+      watch = created
       this.watches.set(job.id, watch)
-    } else if (options.firstCheckAt < watch.nextCheckAt) {
-      watch.nextCheckAt = options.firstCheckAt
-      watch.hinted = options.hinted === true
+    } else {
+      this.planner.join(watch, options)
     }
     const target = watch
-    const promise = new Promise<JobData>((resolve, reject) => {
-      const timer = new AbortController()
-      // A signal of its own per wait: a build's one signal shared by a hundred waits must not
-      // collect a hundred listeners.
-      const signal = options.signal ? AbortSignal.any([options.signal]) : undefined
-      const subscriber: Subscriber = {
-        deadline: options.deadline,
-        resolve,
-        reject,
-        detach: () => {
-          timer.abort()
-          signal?.removeEventListener('abort', onAbort)
-        },
-      }
-      const onAbort = (): void => this.leave(target, subscriber, signal?.reason)
-      signal?.addEventListener('abort', onAbort, { once: true })
-      if (options.deadline !== undefined) {
-        this.deps.sleep(Math.max(0, options.deadline - this.deps.now()), timer.signal).then(
-          () =>
-            this.leave(
-              target,
-              subscriber,
-              new TimeoutError(`Gave up waiting for the critical CSS of ${describeJob(target)}: the deadline passed while the job was ${target.lastStatus}`, {
-                status: null,
-                code: 'timeout',
-              }),
-            ),
-          () => {
-            // The wait ended first.
-          },
-        )
-      }
-      target.subscribers.add(subscriber)
-    })
+    const promise = target.waits.add(
+      options,
+      () =>
+        new TimeoutError(`Gave up waiting for the critical CSS of ${describeJob(target)}: the deadline passed while the job was ${target.lastStatus}`, {
+          status: null,
+          code: 'timeout',
+        }),
+    )
     this.run()
     return promise
   }
@@ -197,41 +125,22 @@ export class JobWatcher {
     for (const watch of [...this.watches.values()]) this.finish(watch, { error })
   }
 
-  /** One wait gives up; the job's checks stop when no one waits any more. */
-  private leave(watch: Watch, subscriber: Subscriber, error: unknown): void {
-    if (!watch.subscribers.delete(subscriber)) return
-    subscriber.detach()
-    subscriber.reject(error)
-    if (watch.subscribers.size === 0) this.end(watch)
-  }
-
   private end(watch: Watch): void {
     if (this.watches.get(watch.id) === watch) this.watches.delete(watch.id)
-    if (this.watches.size === 0) this.batchLatencies = []
+    if (this.watches.size === 0) this.planner.endBatch()
     watch.controller.abort()
     this.wake()
   }
 
-  private finish(watch: Watch, outcome: { data: JobData } | { error: unknown }): void {
+  private finish(watch: Watch, outcome: WaitOutcome): void {
     if (this.watches.get(watch.id) !== watch) return
-    for (const subscriber of watch.subscribers) {
-      subscriber.detach()
-      if ('data' in outcome) subscriber.resolve(outcome.data)
-      else subscriber.reject(outcome.error)
-    }
-    watch.subscribers.clear()
+    watch.waits.settle(outcome)
     this.end(watch)
   }
 
   /** The latest deadline of those waiting; undefined when one of them has none. */
   private scopeOf(watches: Watch[]): { deadline: number | undefined } {
-    let latest = Number.NEGATIVE_INFINITY
-    for (const watch of watches) {
-      for (const subscriber of watch.subscribers) {
-        if (subscriber.deadline === undefined) return { deadline: undefined }
-        latest = Math.max(latest, subscriber.deadline)
-      }
-    }
+    const latest = Math.max(...watches.map((watch) => watch.waits.latestDeadline()))
     return { deadline: Number.isFinite(latest) ? latest : undefined }
   }
 
@@ -251,10 +160,7 @@ export class JobWatcher {
     for (;;) {
       const waiting = this.pending()
       if (waiting.length === 0) return
-      // The earliest due job waits a little for others due just after it (a build's jobs,
-      // accepted a few ms apart), so that one list call finds them all done.
-      const earliest = waiting.reduce((a, b) => (b.nextCheckAt < a.nextCheckAt ? b : a))
-      const groupDue = Math.max(...waiting.filter((w) => w.nextCheckAt <= earliest.nextCheckAt + earliest.slackMs).map((w) => w.nextCheckAt))
+      const groupDue = this.planner.groupDue(waiting)
       if (groupDue > this.deps.now()) {
         await this.loop.pause(groupDue - this.deps.now())
         continue
@@ -268,22 +174,13 @@ export class JobWatcher {
         continue
       }
       const now = this.deps.now()
-      const candidates = this.pending()
-      if (!candidates.some((w) => w.nextCheckAt <= now)) {
+      const next = this.planner.nextCheck(this.pending(), now, this.listUnsupported)
+      if (!next) {
         ticket.release({ counted: false })
         continue
       }
-      const alone = candidates.find((w) => w.checkAlone && w.nextCheckAt <= now)
-      // One job due on its own, when the service said it would be done: its jobData is one
-      // request and brings the CSS, where a list would be one more.
-      const due = candidates.filter((w) => w.nextCheckAt <= now)
-      const hintedAlone = due.length === 1 && due[0]!.hinted ? due[0] : undefined
-      if (candidates.length === 1 || alone || this.listUnsupported || hintedAlone) {
-        const watch = alone ?? hintedAlone ?? candidates.reduce((a, b) => (b.nextCheckAt < a.nextCheckAt ? b : a))
-        await this.checkOne(watch, ticket)
-      } else {
-        await this.checkMany(candidates, ticket)
-      }
+      if ('one' in next) await this.checkOne(next.one, ticket)
+      else await this.checkMany(next.many, ticket)
     }
   }
 
@@ -302,43 +199,8 @@ export class JobWatcher {
    * that came later, with more time, keeps waiting); anything else ends the job's waits.
    */
   private failed(watch: Watch, error: unknown): void {
-    if (error instanceof TimeoutError) this.postpone(watch, null)
+    if (error instanceof TimeoutError) this.planner.postpone(watch, null)
     else this.finish(watch, { error })
-  }
-
-  /** Sets when a job found pending is checked next: see the module's header for the order of evidence. */
-  private postpone(watch: Watch, retryAfterMs: number | null): void {
-    const { factor, maxMs } = this.deps.checkInterval
-    watch.intervalMs = Math.min(maxMs, watch.intervalMs * factor)
-    watch.hinted = retryAfterMs !== null
-    const now = this.deps.now()
-    if (retryAfterMs !== null) {
-      watch.nextCheckAt = now + retryAfterMs
-      watch.slackMs = 0
-      return
-    }
-    const elapsed = now - watch.acceptedAt
-    const learnt = this.deps.times.waitAfter(elapsed) ?? this.batchWait(elapsed)
-    const wait = learnt === null ? watch.intervalMs : learntWait(learnt, this.deps.checkInterval)
-    watch.nextCheckAt = now + wait
-    watch.slackMs = wait * GROUP_SLACK
-  }
-
-  /**
-   * When the rest of this batch should be done, at the pace its jobs have been finishing
-   * (the share done grows from the quickest job's time on, as it has so far): a build waits
-   * for all of its pages, so a list call that finds only a few more done buys it nothing.
-   * Null before a job of the batch is done.
-   */
-  private batchWait(elapsed: number): number | null {
-    const done = this.batchLatencies.length
-    if (done === 0) return null
-    const quickest = Math.min(...this.batchLatencies)
-    if (elapsed <= quickest) return null
-    const pending = [...this.watches.values()].filter((w) => !w.counted).length
-    const share = done / (done + pending)
-    const end = quickest + (elapsed - quickest) / share
-    return end - elapsed + checkMargin(end)
   }
 
   private async checkMany(candidates: Watch[], ticket: Ticket): Promise<void> {
@@ -389,22 +251,12 @@ export class JobWatcher {
       return
     }
     if (job.status === 'done') {
-      this.learn(watch, job)
+      this.planner.countDone(watch, job)
       if ('css' in job && typeof job.css === 'string') this.finish(watch, { data: job })
       else this.fetch(watch)
       return
     }
-    if (due) this.postpone(watch, retryAfterMs)
-  }
-
-  /** Adds a done job's time to its batch's (the client's times learnt it where the answer was read). */
-  private learn(watch: Watch, job: Job): void {
-    const latency = latencyOf(job)
-    // Once per job: a list may see it done before its data is fetched.
-    if (latency !== null && !watch.counted) {
-      watch.counted = true
-      this.batchLatencies.push(latency)
-    }
+    if (due) this.planner.postpone(watch, retryAfterMs)
   }
 
   /** Fetches the data of a job a list reported done, ahead of generates and checks. */
