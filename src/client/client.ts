@@ -106,9 +106,14 @@ function publicClient(parts: Parts): CriticalCssClient {
       return jobs.list(search, start(requestOptions, `GET ${API_PATHS.jobs}`))
     },
 
-    usage: (requestOptions = {}) => usage.read(start(requestOptions, `GET ${API_PATHS.usage}`)),
+    // Async: a call that could not start (closed client, aborted signal, passed deadline) rejects, never throws.
+    async usage(requestOptions = {}) {
+      return usage.read(start(requestOptions, `GET ${API_PATHS.usage}`))
+    },
 
-    pace: (requestOptions = {}) => usage.pace(start(requestOptions, `GET ${API_PATHS.usage}`)),
+    async pace(requestOptions = {}) {
+      return usage.pace(start(requestOptions, `GET ${API_PATHS.usage}`))
+    },
 
     async waitForCss(jobOrId, waitOptions = {}) {
       if (typeof jobOrId === 'string') checkJobId(jobOrId, 'waitForCss')

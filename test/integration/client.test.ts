@@ -517,6 +517,7 @@ describe('answers and errors', () => {
     const aborted = AbortSignal.abort(new Error('cancelled before it began'))
     expect((await failure(client.generate(PAGE, { signal: aborted }))).message).toBe('cancelled before it began')
     expect(await failure(client.usage({ deadline: clock.now() - 1 }))).toBeInstanceOf(TimeoutError)
+    expect(await failure(client.pace({ signal: aborted }))).toBeInstanceOf(Error)
     expect(await failure(client.waitForCss('j_000001', { deadline: clock.now() }))).toBeInstanceOf(TimeoutError)
     expect(fake.requests).toHaveLength(0)
   })
