@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { build, type InlineConfig } from 'vite'
 import criticalCss from '../src/vite.ts'
 import type { Options } from '../src/core/options.ts'
-import { CHECK_INTERVAL } from '../src/client/watcher.ts'
+import { CHECK_INTERVAL } from '../src/client/check-planner.ts'
 import { startFakeService } from '../test/fixtures/fake-service.ts'
 
 const PAGES = 50

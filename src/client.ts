@@ -11,7 +11,7 @@ export type {
   WaitOptions,
 } from './client/types.ts'
 export type { PaceLimit } from './client/scheduler.ts'
-export type { CheckInterval } from './client/watcher.ts'
+export type { CheckInterval } from './client/check-planner.ts'
 export {
   BadRequestError,
   CriticalCssError,

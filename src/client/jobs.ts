@@ -6,12 +6,12 @@
 import { API_PATHS, parseJobData, parseJobsList, parseJobsListEntries, type Job, type JobData } from '../contract/api-contract.ts'
 import { learntWait, type CheckInterval } from './check-planner.ts'
 import { contractError } from './errors.ts'
-import type { Clock, Send } from './request.ts'
+import type { Answered, Clock, Send } from './request.ts'
 import { PRIORITY, type Pacer, type Priority, type Ticket } from './scheduler.ts'
 import { JobTimes } from './job-times.ts'
 import type { CallScope } from './scope.ts'
 import { isJobData, type GenerateResult } from './types.ts'
-import { JobWatcher, jobFailedError, type Answered } from './watcher.ts'
+import { JobWatcher, jobFailedError } from './watcher.ts'
 
 export interface JobsDeps {
   send: Send

@@ -12,7 +12,6 @@ import { readRateLimitHeaders, type Pacer, type Priority, type Ticket } from './
 import { joinSignal } from './scope.ts'
 import { exchange, reachedService, type Answer } from './transport.ts'
 import type { ClientEvent } from './types.ts'
-import type { Answered } from './watcher.ts'
 
 export interface Clock {
   now: Now
@@ -66,6 +65,12 @@ export interface RequestDeps {
   closed: AbortSignal
   onEvent: ((event: ClientEvent) => void) | undefined
   usage: PaymentExplainer
+}
+
+/** An answer's parsed value, and the pending-job hint it carried (its `Retry-After`, in ms). */
+export interface Answered<T> {
+  value: T
+  retryAfterMs: number | null
 }
 
 export type Send = <T>(spec: Call<T>) => Promise<Answered<T>>

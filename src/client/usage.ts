@@ -9,11 +9,10 @@
 import { API_PATHS, parseUsage, type Usage } from '../contract/api-contract.ts'
 import { NotFoundError } from './errors.ts'
 import { paceFromUsage } from './pace.ts'
-import type { Call, Clock, PaymentExplainer } from './request.ts'
+import type { Answered, Call, Clock, PaymentExplainer } from './request.ts'
 import { PRIORITY, type PaceLimit, type Pacer } from './scheduler.ts'
 import { settleWithin } from './scope.ts'
 import type { RequestOptions } from './types.ts'
-import type { Answered } from './watcher.ts'
 
 export interface UsageDeps {
   send: (spec: Call<Usage>) => Promise<Answered<Usage>>

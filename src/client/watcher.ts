@@ -12,18 +12,12 @@ import { JobWaits, type WaitOutcome } from './job-waits.ts'
 import { JobFailedError, NotFoundError, TimeoutError, quoteServiceText, type InvalidResponseError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import { WakeableLoop } from './loop.ts'
+import type { Answered } from './request.ts'
 import type { Ticket } from './scheduler.ts'
 
 // Named here too: the /client entry and bench/build.ts import them from this module.
-export { CHECK_INTERVAL, type CheckInterval } from './check-planner.ts'
-
 /** A list answer covers this many jobs at most (the contract's maximum `limit`). */
 const LIST_LIMIT = 100
-
-export interface Answered<T> {
-  value: T
-  retryAfterMs: number | null
-}
 
 export interface ListedJobs {
   jobs: Job[]
