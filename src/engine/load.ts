@@ -77,14 +77,15 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   // what the last job's page wrote as it was left (pagehide) is gone before this page's scripts run.
   const sessionReset = spare.uses > 1 ? await page.addInitScript({ content: CLEAR_SESSION_SCRIPT }) : null
   let response: Response | null
+  const navigationMs = Math.min(options.navigationTimeoutMs, remaining())
   try {
-    response = await page.goto(url, { waitUntil: 'commit', timeout: Math.min(options.navigationTimeoutMs, remaining()) })
+    response = await page.goto(url, { waitUntil: 'commit', timeout: navigationMs })
     await sessionReset?.dispose()
   } catch (error) {
     const death = died()
     if (death) throw death
     if (gate?.refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${gate.refused}.`)
-    throw new EngineError('fetch_failed', `The page could not be loaded: ${navigationError(error)}.`)
+    throw new EngineError('fetch_failed', `The page could not be loaded: ${navigationError(error, navigationMs)}.`)
   }
   // A redirect the gate refused ends the navigation on the gate's own 403.
   if (gate?.refused && !response?.ok()) throw new EngineError('blocked_url', `The page redirected to an address the service does not fetch: ${gate.refused}.`)
@@ -190,9 +191,10 @@ function isNavigationRace(error: unknown): boolean {
   return error instanceof Error && NAVIGATION_RACE.test(error.message)
 }
 
-function navigationError(error: unknown): string {
+/** What went wrong with the navigation; a timeout says what it waited for, and how long. */
+function navigationError(error: unknown, waitedMs: number): string {
   const message = error instanceof Error ? error.message : String(error)
   const net = NET_ERROR.exec(message)
   if (net) return net[0]
-  return TIMEOUT.test(message) ? 'no answer in time' : 'navigation failed'
+  return TIMEOUT.test(message) ? `no first response within ${(waitedMs / 1000).toFixed(1)} s` : 'navigation failed'
 }

@@ -85,6 +85,7 @@ beforeAll(async () => {
     '/far.woff2': { body: '', hang: true },
     '/app.js': { body: '', hang: true },
     '/logo.png': { body: '', hang: true },
+    '/silent.html': { body: '', hang: true },
   })
   Object.assign(files, {
     '/css/site.css': SITE_CSS,
@@ -331,6 +332,17 @@ describe('Chromium engine: failures', () => {
     const error = await generate('/missing.html').catch((e: unknown) => e)
     expect(error).toBeInstanceOf(EngineError)
     expect((error as EngineError).code).toBe('fetch_failed')
+  })
+
+  it('a page whose server never answers fails fetch_failed, saying what it waited for and how long', async () => {
+    const brief = createChromiumEngine({ navigationTimeoutMs: 1000 })
+    try {
+      const error = await brief.generate({ url: `${blackHole.origin}/silent.html`, viewports: [DESKTOP], signal: AbortSignal.timeout(20_000), deadline: Date.now() + 20_000 }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(EngineError)
+      expect(error).toMatchObject({ code: 'fetch_failed', message: 'The page could not be loaded: no first response within 1.0 s.' })
+    } finally {
+      await brief.close()
+    }
   })
 
   it('does not wait for another host that never answers once the page’s own resources are in: same CSS as the page without them', async () => {
