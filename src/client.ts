@@ -10,7 +10,7 @@ export type {
   RequestOptions,
   WaitOptions,
 } from './client/types.ts'
-export type { PaceLimit } from './client/scheduler.ts'
+export type { PaceLimit } from './client/rate-window.ts'
 export type { CheckInterval } from './client/check-planner.ts'
 export {
   BadRequestError,

@@ -3,7 +3,7 @@
  * (its own numbers, else the plan's default rate). Callers ask the client for it (`pace()`).
  */
 import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Usage } from '../contract/api-contract.ts'
-import type { PaceLimit } from './scheduler.ts'
+import type { PaceLimit } from './rate-window.ts'
 import type { RateLimitOption } from './types.ts'
 
 /** The pace a `rateLimit` option sets; throws a TypeError for a bad one. */

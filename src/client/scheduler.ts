@@ -13,8 +13,6 @@ import { TimeoutError } from './errors.ts'
 import { WakeableLoop } from './loop.ts'
 import { RateWindow, type Outcome, type PaceLimit } from './rate-window.ts'
 
-export { readRateLimitHeaders, type Outcome, type PaceLimit, type RateLimitHeaders } from './rate-window.ts'
-
 export const PRIORITY = {
   /** Reading the result of a finished job, reading usage. */
   urgent: 0,

@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici'
 import type { Job, JobData, JobStatus, Usage, Viewport } from '../contract/api-contract.ts'
 import type { CriticalCssError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
-import type { PaceLimit } from './scheduler.ts'
+import type { PaceLimit } from './rate-window.ts'
 import type { CheckInterval } from './check-planner.ts'
 
 /** Override of the plan's pace, for self-hosted services with limits of their own. */

@@ -15,8 +15,6 @@ import type { StoredJob } from './store/types.ts'
 import { WaitingLine } from './waiting-line.ts'
 import { WorkerSlots } from './worker-slots.ts'
 
-export type { QueueOptions } from './queue-options.ts'
-
 /** A hint never sends a client away for longer than this. */
 const MAX_HINT_S = 60
 

@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Engine, EngineInput } from '../../src/engine/engine.ts'
-import { JobQueue, type QueueOptions } from '../../src/service/queue.ts'
+import { JobQueue } from '../../src/service/queue.ts'
+import type { QueueOptions } from '../../src/service/queue-options.ts'
 import { createMemoryStore } from '../../src/service/store/memory.ts'
 import { fromLocal } from '../../src/service/store/local.ts'
 import type { LocalStore, StoredJob } from '../../src/service/store/types.ts'

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { TimeoutError } from '../../src/client/errors.ts'
-import { PRIORITY, Pacer, readRateLimitHeaders, type Priority, type RateLimitHeaders } from '../../src/client/scheduler.ts'
+import { readRateLimitHeaders, type RateLimitHeaders } from '../../src/client/rate-window.ts'
+import { PRIORITY, Pacer, type Priority } from '../../src/client/scheduler.ts'
 import { EPOCH, virtualClock } from '../fixtures/clock.ts'
 
 const WINDOW = 60_000

@@ -6,7 +6,7 @@
 import { createClient } from '../../client/client.ts'
 import type { ClientEvent, CriticalCssClient } from '../../client/types.ts'
 import { BadRequestError, NotFoundError, UnauthorizedError, describeBaseUrl } from '../../client/errors.ts'
-import type { PaceLimit } from '../../client/scheduler.ts'
+import type { PaceLimit } from '../../client/rate-window.ts'
 import { reachedService } from '../../client/transport.ts'
 import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS } from '../../contract/api-contract.ts'
 import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
