@@ -53,8 +53,8 @@ export interface RendererBoundsOptions {
   dataBytes?: number
   /** How often renderers are looked at. Default 1 s. */
   intervalMs?: number
-  /** A renderer that keeps more than `share` of one core busy for `seconds` in a row is reniced. Default 0.2 for 3 s. */
-  cpu?: { share?: number; seconds?: number }
+  /** A renderer that keeps more than `share` of one core busy for `seconds` in a row is reniced ({@link CPU_SHARE}, {@link CPU_SECONDS} by default: resolveEngineOptions fills them in). */
+  cpu: { share: number; seconds: number }
   /** The `/proc` to read (tests). Default `/proc`. */
   proc?: string
 }
@@ -77,8 +77,8 @@ export function createRendererBounds(options: RendererBoundsOptions): RendererBo
   const proc = options.proc ?? '/proc'
   const dataBytes = options.dataBytes ?? RENDERER_DATA_BYTES
   const intervalMs = options.intervalMs ?? CHECK_INTERVAL_MS
-  const cpuShare = options.cpu?.share ?? CPU_SHARE
-  const strikes = Math.max(1, Math.round(((options.cpu?.seconds ?? CPU_SECONDS) * 1000) / intervalMs))
+  const cpuShare = options.cpu.share
+  const strikes = Math.max(1, Math.round((options.cpu.seconds * 1000) / intervalMs))
   let unboundedSaid = false
   let prlimitMissing = false
   const unbounded = (reason: string): void => {
