@@ -41,10 +41,27 @@ export const JOB_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/
 export const TOKEN_PATTERN = /^[\x21-\x7e]{16,256}$/
 export const JOBS_LIMIT = { min: 1, max: 100, default: 20 } as const
+/**
+ * What a render does with another host than the page's own (an extension of generate,
+ * `third_party`): `cut` it once the page's own resources are in and it still holds the page
+ * past a short bound (the default), `wait` for it within the page's load bound, or `block`
+ * it (never contacted: a build that is the same offline).
+ */
+export const THIRD_PARTY_POLICIES = ['cut', 'wait', 'block'] as const
+export type ThirdPartyPolicy = (typeof THIRD_PARTY_POLICIES)[number]
+export const DEFAULT_THIRD_PARTY: ThirdPartyPolicy = 'cut'
 
 export interface Viewport {
   width: number
   height: number
+}
+
+/** What a render went without (an extension of job data, `network`): the page's CSS is still its own, read from what did load. */
+export interface JobNetwork {
+  /** Other hosts the render got no answer from, and why: cut when they held the page, unreachable, refused, or not contacted. */
+  skippedHosts: { host: string; reason: string }[]
+  /** Stylesheets the page asked for that the render could not read (absolute URLs): their rules are not in the CSS, so their links must stay as they are. */
+  unreadStylesheets: string[]
 }
 
 export interface JobError {
@@ -70,6 +87,17 @@ export interface JobData extends Job {
   cssBytes: number | null
   viewports: Viewport[]
   durationMs: number | null
+  /**
+   * What the job did with other hosts than the page's own (the `third_party` extension).
+   * Undefined from a service that does not say, or one that names a policy this client does
+   * not know.
+   */
+  thirdParty?: ThirdPartyPolicy
+  /**
+   * What the render went without (the `network` extension): null until the job is done,
+   * when its engine said nothing, and from a service that does not say.
+   */
+  network?: JobNetwork | null
 }
 
 export interface Usage {
@@ -96,6 +124,8 @@ export interface ErrorBody {
 export interface GenerateRequest {
   url: string
   viewports?: Viewport[]
+  /** What the render does with other hosts than the page's own; the service's default is {@link DEFAULT_THIRD_PARTY}. */
+  thirdParty?: ThirdPartyPolicy
 }
 
 export interface JobsQuery {
@@ -121,6 +151,11 @@ export const viewportSchema = z.object({
 
 const jobErrorWire = z.object({ code: z.string(), message: z.string() })
 
+const jobNetworkWire = z.object({
+  skipped_hosts: z.array(z.object({ host: z.string(), reason: z.string() })),
+  unread_stylesheets: z.array(z.string()),
+})
+
 const jobWireShape = {
   id: z.string().regex(JOB_ID_PATTERN, 'must match [A-Za-z0-9_-]{1,64}'),
   url: z.string(),
@@ -141,6 +176,12 @@ const jobDataWire = z
     // Viewports a job was rendered at were validated when it was created; only the shape matters here.
     viewports: z.array(z.object({ width: z.int().positive(), height: z.int().positive() })),
     duration_ms: count.nullable(),
+    // Extensions, absent from a service that does not know them. A policy this client does
+    // not know (a newer service's) is read as unknown rather than failing the job: the CSS
+    // does not depend on it. A malformed `network` does fail: a client keeps the links of
+    // the stylesheets it names, so a wrong one would break the page.
+    third_party: z.string().optional(),
+    network: jobNetworkWire.nullable().optional(),
   })
   .superRefine((data, ctx) => {
     if (data.status === 'done' && typeof data.css !== 'string') {
@@ -179,6 +220,7 @@ const errorBodyWire = z.object({ error: z.object({ code: z.string(), message: z.
 
 type JobWire = z.infer<typeof jobWire>
 type JobDataWire = z.infer<typeof jobDataWire>
+type JobNetworkWire = z.infer<typeof jobNetworkWire>
 type UsageWire = z.infer<typeof usageWire>
 
 // ---------------------------------------------------------------------------------------
@@ -240,14 +282,28 @@ function jobFromWire(wire: JobWire): Job {
   }
 }
 
-function jobDataFromWire(wire: JobDataWire): JobData {
+function isThirdPartyPolicy(value: unknown): value is ThirdPartyPolicy {
+  return (THIRD_PARTY_POLICIES as readonly unknown[]).includes(value)
+}
+
+function jobNetworkFromWire(wire: JobNetworkWire): JobNetwork {
   return {
+    skippedHosts: wire.skipped_hosts.map(({ host, reason }) => ({ host, reason })),
+    unreadStylesheets: [...wire.unread_stylesheets],
+  }
+}
+
+function jobDataFromWire(wire: JobDataWire): JobData {
+  const data: JobData = {
     ...jobFromWire(wire),
     css: wire.css,
     cssBytes: wire.css_bytes,
     viewports: wire.viewports.map(({ width, height }) => ({ width, height })),
     durationMs: wire.duration_ms,
+    network: wire.network ? jobNetworkFromWire(wire.network) : null,
   }
+  if (isThirdPartyPolicy(wire.third_party)) data.thirdParty = wire.third_party
+  return data
 }
 
 function usageFromWire(wire: UsageWire): Usage {
@@ -352,6 +408,13 @@ export function checkViewports(viewports: unknown): string | null {
   return null
 }
 
+/** Why `third_party` cannot be sent to generate, or null when it can (undefined is allowed). */
+export function checkThirdParty(thirdParty: unknown): string | null {
+  if (thirdParty === undefined || isThirdPartyPolicy(thirdParty)) return null
+  const got = typeof thirdParty === 'string' ? JSON.stringify(truncate(thirdParty)) : thirdParty === null ? 'null' : typeof thirdParty
+  return `third_party must be one of ${THIRD_PARTY_POLICIES.join(', ')}, got ${got}`
+}
+
 /** Parses a generate request body the way the service must; throws ContractViolation on a bad one. */
 export function parseGenerateRequest(input: unknown): GenerateRequest {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -362,10 +425,13 @@ export function parseGenerateRequest(input: unknown): GenerateRequest {
   if (urlProblem) throw new ContractViolation('generate request', 'url', urlProblem.replace(/^url /, ''))
   const viewportProblem = checkViewports(body.viewports)
   if (viewportProblem) throw new ContractViolation('generate request', 'viewports', viewportProblem.replace(/^viewports /, ''))
+  const thirdPartyProblem = checkThirdParty(body.third_party)
+  if (thirdPartyProblem) throw new ContractViolation('generate request', 'third_party', thirdPartyProblem.replace(/^third_party /, ''))
   const request: GenerateRequest = { url: body.url as string }
   if (body.viewports !== undefined) {
     request.viewports = (body.viewports as Viewport[]).map(({ width, height }) => ({ width, height }))
   }
+  if (body.third_party !== undefined) request.thirdParty = body.third_party as ThirdPartyPolicy
   return request
 }
 
@@ -374,7 +440,23 @@ function truncate(text: string, max = 120): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// Serialising: TypeScript objects → wire JSON (the service answers with these).
+// Serialising: TypeScript objects → wire JSON (the service answers with these; the client
+// sends generate bodies made by generateRequestToWire).
+
+/** A generate request body as the wire has it. */
+export interface GenerateRequestWire {
+  url: string
+  viewports?: Viewport[]
+  third_party?: ThirdPartyPolicy
+}
+
+/** The body of a generate: optional fields only when given, so a request without them is the contract's plain one. */
+export function generateRequestToWire(request: GenerateRequest): GenerateRequestWire {
+  const wire: GenerateRequestWire = { url: request.url }
+  if (request.viewports !== undefined) wire.viewports = request.viewports.map(({ width, height }) => ({ width, height }))
+  if (request.thirdParty !== undefined) wire.third_party = request.thirdParty
+  return wire
+}
 
 export function jobToWire(job: Job): JobWire {
   return {
@@ -389,13 +471,22 @@ export function jobToWire(job: Job): JobWire {
 }
 
 export function jobDataToWire(data: JobData): JobDataWire {
-  return {
+  const wire: JobDataWire = {
     ...jobToWire(data),
     css: data.css,
     css_bytes: data.cssBytes,
     viewports: data.viewports.map(({ width, height }) => ({ width, height })),
     duration_ms: data.durationMs,
+    network: data.network
+      ? {
+          skipped_hosts: data.network.skippedHosts.map(({ host, reason }) => ({ host, reason })),
+          unread_stylesheets: [...data.network.unreadStylesheets],
+        }
+      : null,
   }
+  // A job kept from before the field existed does not know its policy: it says nothing rather than guess.
+  if (data.thirdParty !== undefined) wire.third_party = data.thirdParty
+  return wire
 }
 
 export function usageToWire(usage: Usage): UsageWire {

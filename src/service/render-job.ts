@@ -3,7 +3,7 @@
  * records it and the log line that reports it. Both queues, local and shared, render
  * through it; what happens around a render (taking the job, writing the result) is theirs.
  */
-import { JOB_FAILURE_CODES } from '../contract/api-contract.ts'
+import { DEFAULT_THIRD_PARTY, JOB_FAILURE_CODES } from '../contract/api-contract.ts'
 import { EngineError } from '../engine/engine.ts'
 import { abortable } from '../shared/abortable.ts'
 import type { QueueOptions } from './queue-options.ts'
@@ -37,22 +37,24 @@ export async function renderJob(
   const endsAt = Date.now() + jobTimeoutMs
   const deadline = AbortSignal.timeout(jobTimeoutMs)
   const signal = AbortSignal.any([deadline, stop])
+  // A job accepted before `third_party` existed has none: it renders with the default, and says so.
+  const thirdParty = job.thirdParty ?? DEFAULT_THIRD_PARTY
   try {
     // Aborted while its processing write waited on a busy store: the engine is not started.
     signal.throwIfAborted()
     await options.beforeRun?.(job, signal)
-    const { css } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId }), signal)
+    const { css, network } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty }), signal)
     const finished = now()
     const cssBytes = Buffer.byteLength(css)
     return {
-      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null },
+      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null, thirdParty, network: network ?? null },
       line: { event: 'job_done', job: id, ms: finished - started, css_bytes: cssBytes },
       renderMs: finished - started,
     }
   } catch (error) {
     if (stop.aborted && !deadline.aborted) throw stop.reason
     const failure = deadline.aborted ? { code: 'timeout', message: `The page did not finish rendering within ${seconds(jobTimeoutMs)} s.` } : describeFailure(error)
-    return { patch: { status: 'failed', error: failure, durationMs: now() - started, updatedAt: new Date(now()).toISOString() }, line: { event: 'job_failed', job: id, code: failure.code } }
+    return { patch: { status: 'failed', error: failure, durationMs: now() - started, updatedAt: new Date(now()).toISOString(), thirdParty }, line: { event: 'job_failed', job: id, code: failure.code } }
   }
 }
 

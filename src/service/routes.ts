@@ -15,6 +15,7 @@ import {
   JOB_STATUSES,
   PLAN_MONTHLY_GENERATIONS,
   PLAN_REQUESTS_PER_MINUTE,
+  DEFAULT_THIRD_PARTY,
   DEFAULT_VIEWPORTS,
   errorBodyToWire,
   jobDataToWire,
@@ -22,6 +23,7 @@ import {
   parseGenerateRequest,
   usageToWire,
   type JobStatus,
+  type ThirdPartyPolicy,
 } from '../contract/api-contract.ts'
 import { bearerToken, hashToken, sameHash } from './auth.ts'
 import { quotaPeriod, quotaResetsAt, type RateWindows } from './limits.ts'
@@ -94,6 +96,17 @@ function quotaOf(token: TokenRecord): number | null {
 
 function isExpired(token: TokenRecord, now: number): boolean {
   return token.expiresAt !== null && Date.parse(token.expiresAt) <= now
+}
+
+/**
+ * The name a generate's Idempotency-Key is kept under. A job rendered with one third-party
+ * policy is not the answer to a request for another (`wait` keeps rules that `block` leaves
+ * out), so a policy other than the default is part of it. The default keeps the key as sent,
+ * so keys kept before `third_party` existed still name their jobs; a key is printable ASCII,
+ * so no key a client sends can take the form of a scoped one.
+ */
+function idempotencyName(key: string, thirdParty: ThirdPartyPolicy): string {
+  return thirdParty === DEFAULT_THIRD_PARTY ? key : `${key}\n${thirdParty}`
 }
 
 function newJobId(): string {
@@ -189,7 +202,8 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
     return error(400, 'invalid_request', 'Idempotency-Key must be 1–255 printable ASCII characters.')
   }
   const stamp = new Date(now).toISOString()
-  const idempotency = key === undefined ? undefined : { key, notBefore: new Date(now - IDEMPOTENCY_TTL_MS).toISOString() }
+  const thirdParty = parsed.thirdParty ?? DEFAULT_THIRD_PARTY
+  const idempotency = key === undefined ? undefined : { key: idempotencyName(key, thirdParty), notBefore: new Date(now - IDEMPOTENCY_TTL_MS).toISOString() }
   if (idempotency) {
     const known = await store.idempotentJob(token.id, idempotency.key, idempotency.notBefore)
     const job = known === null ? null : await store.job(known)
@@ -215,6 +229,8 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
     cssBytes: null,
     viewports: parsed.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
     durationMs: null,
+    thirdParty,
+    network: null,
   }
   // One atomic step: a busy store refuses all of it, so a 503 leaves no job nobody runs and no
   // count nobody got; and another request with the key or the last of the quota, on this

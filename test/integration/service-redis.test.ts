@@ -250,6 +250,35 @@ describe('service on Redis', () => {
     }
   }, 30_000)
 
+  it('a job kept by a release before third_party and network reads with network null and no policy; a new one keeps both', async () => {
+    const ent = 'tok_redis_ent_0123456789abc'
+    const network = { skippedHosts: [{ host: 'cdn.example.net', reason: 'unreachable' }], unreadStylesheets: [] }
+    const engine = createStubEngine(() => ({ network }))
+    const service = await node({ engine, tokens: [{ token: ent, plan: 'ent' }] })
+    const state = await openRedisState(redis.url)
+    try {
+      const at = new Date().toISOString()
+      // The JSON an older release wrote: neither field.
+      const old: StoredJob = {
+        id: 'job_old_done', tokenId: tokenId(hashToken(ent)), url: `${PAGE}?old`, status: 'done', cssAvailable: true, createdAt: at, updatedAt: at,
+        error: null, css: 'p{margin:0}', cssBytes: 11, viewports: [{ width: 1300, height: 900 }], durationMs: 420,
+      }
+      expect(await state.store.acceptJob({ job: old, period: at.slice(0, 7), quota: null })).toEqual({ kind: 'created' })
+      const data = await call(service, '/api/critical-css/job/job_old_done/data', { token: ent })
+      expect(data.body).toMatchObject({ status: 'done', css: 'p{margin:0}', network: null })
+      expect(data.body).not.toHaveProperty('third_party')
+
+      const accepted = await call(service, GENERATE, { token: ent, body: { url: `${PAGE}?new`, third_party: 'block' } })
+      expect(await untilDone(service, String(accepted.body.id), ent)).toMatchObject({
+        third_party: 'block',
+        network: { skipped_hosts: [{ host: 'cdn.example.net', reason: 'unreachable' }], unread_stylesheets: [] },
+      })
+      expect(engine.calls.map((input) => input.thirdParty)).toEqual(['block'])
+    } finally {
+      await state.store.close()
+    }
+  })
+
   it('an API node restarted: idempotency keys, quota counts and tokens still hold', async () => {
     const first = await node()
     const accepted = await call(first, GENERATE, { token: PRO, body: { url: PAGE }, key: 'k-restart' })

@@ -100,6 +100,105 @@ describe.each([
     expect(store.idempotentJob('tok_b', 'k', '2026-11-20T10:00:00.000Z')).toBeNull()
     store.close()
   })
+
+  it("keeps a job's third-party policy and its render's network notes; a job without them reads as not known", async () => {
+    const store = await open()
+    const network = { skippedHosts: [{ host: 'ads.example.net', reason: 'not contacted (block)' }], unreadStylesheets: ['https://cdn.example.net/a.css'] }
+    store.addJob({ ...job('j1', 'tok_a'), thirdParty: 'block', network: null })
+    expect(store.job('j1')).toMatchObject({ thirdParty: 'block', network: null })
+    store.updateJob('j1', { status: 'done', css: 'a{}', cssBytes: 3, cssAvailable: true, network })
+    expect(store.job('j1')).toMatchObject({ status: 'done', thirdParty: 'block', network })
+    expect(store.listJobs('tok_a', { limit: 1 })[0]).toMatchObject({ thirdParty: 'block', network })
+    store.addJob(job('j2', 'tok_a'))
+    const unknown = store.job('j2')!
+    expect(unknown.thirdParty).toBeUndefined()
+    expect(unknown.network ?? null).toBeNull()
+    store.close()
+  })
+})
+
+/**
+ * The SQLite schema of the release before `third_party` and `network`, as it was: a file
+ * it made must open with this version.
+ */
+const SCHEMA_BEFORE_THIRD_PARTY = `
+CREATE TABLE IF NOT EXISTS tokens (
+  id TEXT PRIMARY KEY, hash TEXT UNIQUE NOT NULL, plan TEXT NOT NULL, expires_at TEXT,
+  quota INTEGER, created_at TEXT NOT NULL, revoked_at TEXT);
+CREATE TABLE IF NOT EXISTS jobs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, token_id TEXT NOT NULL,
+  url TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  error_code TEXT, error_message TEXT, css TEXT, css_bytes INTEGER, viewports TEXT NOT NULL,
+  duration_ms INTEGER);
+CREATE INDEX IF NOT EXISTS jobs_by_token ON jobs (token_id, seq);
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, seq);
+CREATE TABLE IF NOT EXISTS generations (
+  token_id TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (token_id, period));
+CREATE TABLE IF NOT EXISTS idempotency (
+  token_id TEXT NOT NULL, key TEXT NOT NULL, job_id TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (token_id, key));
+`
+
+describe('a SQLite database made before third_party and network', () => {
+  /** A service.db as the previous release left it: one token, a finished job, a queued one and a key naming the finished one. */
+  async function oldDatabase(): Promise<string> {
+    const dataDir = await tempDir()
+    const db = new Database(join(dataDir, 'service.db'))
+    db.pragma('journal_mode = WAL')
+    db.exec(SCHEMA_BEFORE_THIRD_PARTY)
+    const owner = tokenId(hashToken(TOKEN))
+    db.prepare('INSERT INTO tokens (id, hash, plan, expires_at, quota, created_at, revoked_at) VALUES (?, ?, ?, NULL, NULL, ?, NULL)').run(owner, hashToken(TOKEN), 'ent', '2026-11-21T10:00:00.000Z')
+    const insert = db.prepare(
+      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)',
+    )
+    const at = new Date().toISOString()
+    insert.run('j_old_done', owner, 'https://example.com/old', 'done', at, at, 'p{margin:0}', 11, '[{"width":1300,"height":900}]', 420)
+    insert.run('j_old_queued', owner, 'https://example.com/queued', 'queued', at, at, null, null, '[{"width":1300,"height":900}]', null)
+    db.prepare('INSERT INTO idempotency (token_id, key, job_id, at) VALUES (?, ?, ?, ?)').run(owner, 'old-key', 'j_old_done', at)
+    db.close()
+    return dataDir
+  }
+
+  it('opens, reads its old jobs with network null and no policy, and keeps both for the jobs after', async () => {
+    const dataDir = await oldDatabase()
+    const engine = createStubEngine()
+    const service = await startService({ dataDir, engine, allowPrivateNetworks: true })
+    services.push(service)
+
+    const old = await request(`${service.url}/api/critical-css/job/j_old_done/data`)
+    expect(old.status).toBe(200)
+    expect(old.json).toMatchObject({ status: 'done', css: 'p{margin:0}', css_bytes: 11, network: null })
+    // What an old job was rendered with is not known: it is not made up.
+    expect(old.json).not.toHaveProperty('third_party')
+    // The job queued by the old release is rendered now, with the default, and says so.
+    expect(await settled(service, 'j_old_queued')).toMatchObject({ status: 'done', third_party: 'cut', network: null })
+    expect(engine.calls.find((input) => input.url === 'https://example.com/queued')?.thirdParty).toBe('cut')
+    // A key the old release kept still names its job for a request of the default policy.
+    const repeated = await request(`${service.url}/api/critical-css/generate`, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/old' }), key: 'old-key' })
+    expect(repeated.json.id).toBe('j_old_done')
+
+    const fresh = await request(`${service.url}/api/critical-css/generate`, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/new', third_party: 'wait' }) })
+    expect(fresh.status).toBe(202)
+    expect(await settled(service, fresh.json.id)).toMatchObject({ status: 'done', third_party: 'wait', network: null })
+  })
+
+  it('is upgraded once: a second open finds the columns and alters nothing', async () => {
+    const dataDir = await oldDatabase()
+    openSqliteStore(dataDir).close()
+    const columns = (): string[] => {
+      const db = new Database(join(dataDir, 'service.db'), { readonly: true })
+      try {
+        return (db.pragma('table_info(jobs)') as { name: string }[]).map((column) => column.name)
+      } finally {
+        db.close()
+      }
+    }
+    const upgraded = columns()
+    expect(upgraded.slice(-2)).toEqual(['third_party', 'network'])
+    const store = openSqliteStore(dataDir)
+    expect(store.job('j_old_done')).toMatchObject({ status: 'done', css: 'p{margin:0}', network: null })
+    store.close()
+    expect(columns()).toEqual(upgraded)
+  })
 })
 
 describe('a real restart with the SQLite store', () => {
@@ -219,8 +318,10 @@ function holdWriteLock(dataDir: string): { release: () => void } {
   }
 }
 
-async function request(url: string, init: { method?: string; body?: string } = {}): Promise<{ status: number; retryAfter: string | null; json: Record<string, any> }> {
-  const response = await fetch(url, { method: init.method ?? 'GET', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: init.body })
+async function request(url: string, init: { method?: string; body?: string; key?: string } = {}): Promise<{ status: number; retryAfter: string | null; json: Record<string, any> }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+  if (init.key !== undefined) headers['idempotency-key'] = init.key
+  const response = await fetch(url, { method: init.method ?? 'GET', headers, body: init.body })
   return { status: response.status, retryAfter: response.headers.get('retry-after'), json: (await response.json()) as Record<string, any> }
 }
 

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client.ts'
+import { parseJobData } from '../../src/contract/api-contract.ts'
 import { createNetworkPolicy } from '../../src/service/network.ts'
 import { startService, type ServiceOptions, type RunningService } from '../../src/service/server.ts'
 import { createStubEngine, stubCss, type StubBehaviour, type StubEngine } from '../fixtures/stub-engine.ts'
@@ -253,6 +254,87 @@ describe('jobs', () => {
     expect(startedBefore).toBeLessThan(20)
     expect(engine.calls.findIndex((input) => input.url.endsWith('/one'))).toBeLessThanOrEqual(startedBefore + 1)
     expect(engine.maxConcurrent).toBe(1)
+  })
+})
+
+describe('third-party policy and network notes (extensions of generate and job data)', () => {
+  /** Job data once the job has ended. */
+  async function settled(service: RunningService, id: string): Promise<Record<string, any>> {
+    for (;;) {
+      const answer = await call(service, `/api/critical-css/job/${id}/data`)
+      if (answer.json.status === 'done' || answer.json.status === 'failed') return answer.json
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  it('third_party reaches the engine and the job data says it; without one, the default (cut)', async () => {
+    const { service, engine } = await setup()
+    const blocked = await call(service, GENERATE, { body: generateBody(`${PAGE}/block`, { third_party: 'block' }) })
+    expect(blocked.status).toBe(202)
+    // The job object, like the list, leaves the job data's extras out (as it does css).
+    expect(blocked.json).not.toHaveProperty('third_party')
+    expect(blocked.json).not.toHaveProperty('network')
+    const plain = await call(service, GENERATE, { body: generateBody(`${PAGE}/plain`) })
+    expect(await settled(service, blocked.json.id)).toMatchObject({ status: 'done', third_party: 'block', network: null })
+    expect(await settled(service, plain.json.id)).toMatchObject({ status: 'done', third_party: 'cut', network: null })
+    expect(engine.calls.map((input) => [input.url, input.thirdParty])).toEqual([
+      [`${PAGE}/block`, 'block'],
+      [`${PAGE}/plain`, 'cut'],
+    ])
+    const list = await call(service, '/api/critical-css/jobs')
+    for (const job of list.json.jobs) {
+      expect(job).not.toHaveProperty('third_party')
+      expect(job).not.toHaveProperty('network')
+    }
+  })
+
+  it.each([['fast'], ['BLOCK'], [1], [null], [['block']]])('third_party %j is a 400 that names the field and the values it may take', async (value) => {
+    const { service, engine } = await setup()
+    const answer = await call(service, GENERATE, { body: generateBody(PAGE, { third_party: value }) })
+    expect([answer.status, answer.json.error.code]).toEqual([400, 'invalid_request'])
+    expect(answer.json.error.message).toContain('"third_party"')
+    expect(answer.json.error.message).toContain('cut, wait, block')
+    expect(engine.calls).toEqual([])
+    expect((await call(service, '/api/critical-css/usage')).json.stats.jobs_total).toBe(0)
+  })
+
+  it("the engine's network notes come back in the job data, snake_case, once the job is done", async () => {
+    const network = {
+      skippedHosts: [{ host: 'fonts.example.net', reason: 'cut: still loading 1.5 s after the page' }],
+      unreadStylesheets: ['https://fonts.example.net/css2?family=Inter'],
+    }
+    const { service } = await setup({}, () => ({ delayMs: 300, network }))
+    const accepted = await call(service, GENERATE, { body: generateBody(PAGE, { third_party: 'wait' }) })
+    // Before the render ends there is nothing to say yet.
+    const pending = await call(service, `/api/critical-css/job/${accepted.json.id}/data`)
+    expect(pending.json).toMatchObject({ status: expect.stringMatching(/^(queued|processing)$/), third_party: 'wait', network: null })
+    const done = await settled(service, accepted.json.id)
+    expect(done).toMatchObject({
+      status: 'done',
+      third_party: 'wait',
+      network: {
+        skipped_hosts: [{ host: 'fonts.example.net', reason: 'cut: still loading 1.5 s after the page' }],
+        unread_stylesheets: ['https://fonts.example.net/css2?family=Inter'],
+      },
+    })
+    // And the contract's parser reads them back as the engine gave them.
+    expect(parseJobData(done)).toMatchObject({ thirdParty: 'wait', network })
+  })
+
+  it('an Idempotency-Key names one job per policy: a job rendered with one policy is never the answer for another', async () => {
+    const { service } = await setup({}, () => ({ delayMs: 10_000 }))
+    const headers = { 'idempotency-key': 'build-7-page-3' }
+    const send = async (extra: Record<string, unknown>) => (await call(service, GENERATE, { body: generateBody(PAGE, extra), headers })).json.id as string
+    const plain = await send({})
+    const cut = await send({ third_party: 'cut' })
+    const block = await send({ third_party: 'block' })
+    const wait = await send({ third_party: 'wait' })
+    const blockAgain = await send({ third_party: 'block' })
+    // The default asked for in words or by silence is the same request.
+    expect(cut).toBe(plain)
+    expect(blockAgain).toBe(block)
+    expect(new Set([plain, block, wait]).size).toBe(3)
+    expect((await call(service, '/api/critical-css/usage')).json.stats.jobs_total).toBe(3)
   })
 })
 

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import {
   ContractViolation,
+  DEFAULT_THIRD_PARTY,
+  THIRD_PARTY_POLICIES,
   checkPageUrl,
+  checkThirdParty,
   checkViewports,
+  generateRequestToWire,
   jobDataToWire,
   parseErrorBody,
   parseGenerateRequest,
@@ -129,8 +133,52 @@ describe('parsing answers', () => {
   })
 
   it('writes back exactly what it read', () => {
-    expect(jobDataToWire(parseJobData(jobData))).toEqual(jobData)
+    expect(jobDataToWire(parseJobData(jobData))).toEqual({ ...jobData, network: null })
     expect(usageToWire(parseUsage(usage))).toEqual(usage)
+  })
+})
+
+describe('third_party and network in job data (extensions)', () => {
+  const network = {
+    skipped_hosts: [{ host: 'fonts.example.net', reason: 'cut: still loading after the page' }],
+    unread_stylesheets: ['https://fonts.example.net/css2?family=Inter'],
+  }
+  const extended = { ...jobData, third_party: 'block', network }
+
+  it('maps them to camelCase and writes back exactly what it read', () => {
+    const parsed = parseJobData(extended)
+    expect(parsed.thirdParty).toBe('block')
+    expect(parsed.network).toEqual({
+      skippedHosts: [{ host: 'fonts.example.net', reason: 'cut: still loading after the page' }],
+      unreadStylesheets: ['https://fonts.example.net/css2?family=Inter'],
+    })
+    expect(jobDataToWire(parsed)).toEqual(extended)
+    const pending = { ...job, css: null, css_bytes: null, viewports: [{ width: 1300, height: 900 }], duration_ms: null, third_party: 'wait', network: null }
+    expect(jobDataToWire(parseJobData(pending))).toEqual(pending)
+  })
+
+  it('reads the answer of a service that does not send them: no policy, network null', () => {
+    const parsed = parseJobData(jobData)
+    expect(parsed.thirdParty).toBeUndefined()
+    expect(parsed.network).toBeNull()
+    expect(jobDataToWire(parsed)).not.toHaveProperty('third_party')
+  })
+
+  it("reads a policy it does not know as not known, rather than failing the job over it", () => {
+    const parsed = parseJobData({ ...extended, third_party: 'defer' })
+    expect(parsed.thirdParty).toBeUndefined()
+    expect(parsed.css).toBe(jobData.css)
+  })
+
+  it('rejects a malformed network, naming the field: its stylesheets decide which links stay', () => {
+    expect(violation(() => parseJobData({ ...extended, network: { skipped_hosts: [] } })).field).toBe('network.unread_stylesheets')
+    expect(violation(() => parseJobData({ ...extended, network: { ...network, skipped_hosts: [{ host: 1, reason: 'x' }] } })).field).toBe('network.skipped_hosts[0].host')
+    expect(violation(() => parseJobData({ ...extended, network: 'none' })).field).toBe('network')
+  })
+
+  it('leaves them out of the job object, as it leaves out css', () => {
+    expect(parseJob(extended)).not.toHaveProperty('thirdParty')
+    expect(parseJob(extended)).not.toHaveProperty('network')
   })
 })
 
@@ -172,5 +220,38 @@ describe('checking requests', () => {
     expect(violation(() => parseGenerateRequest({ viewports: [] })).field).toBe('url')
     expect(violation(() => parseGenerateRequest({ url: 'https://e.com/', viewports: [] })).field).toBe('viewports')
     expect(violation(() => parseGenerateRequest([1])).message).toContain('JSON object')
+  })
+
+  it.each([
+    [undefined, null],
+    ['cut', null],
+    ['wait', null],
+    ['block', null],
+    ['fast', 'got "fast"'],
+    ['Block', 'got "Block"'],
+    [null, 'got null'],
+    [2, 'got number'],
+  ])('third_party %j', (thirdParty, problem) => {
+    const found = checkThirdParty(thirdParty)
+    if (problem === null) expect(found).toBeNull()
+    else expect(found).toBe(`third_party must be one of cut, wait, block, ${problem}`)
+  })
+
+  it('parses third_party in a generate body, and names the field and the values when it is bad', () => {
+    expect(THIRD_PARTY_POLICIES).toContain(DEFAULT_THIRD_PARTY)
+    expect(parseGenerateRequest({ url: 'https://e.com/', third_party: 'block' })).toEqual({ url: 'https://e.com/', thirdParty: 'block' })
+    // Absent stays absent: the default is the service's to apply.
+    expect(parseGenerateRequest({ url: 'https://e.com/' })).not.toHaveProperty('thirdParty')
+    const error = violation(() => parseGenerateRequest({ url: 'https://e.com/', third_party: 'fast' }))
+    expect(error.field).toBe('third_party')
+    expect(error.message).toBe('generate request: field "third_party" must be one of cut, wait, block, got "fast"')
+  })
+
+  it('writes a generate body with the optional fields only when given, and reads it back as sent', () => {
+    expect(generateRequestToWire({ url: 'https://e.com/' })).toEqual({ url: 'https://e.com/' })
+    const full = { url: 'https://e.com/', viewports: [{ width: 800, height: 600 }], thirdParty: 'wait' as const }
+    const wire = generateRequestToWire(full)
+    expect(wire).toEqual({ url: 'https://e.com/', viewports: [{ width: 800, height: 600 }], third_party: 'wait' })
+    expect(parseGenerateRequest(JSON.parse(JSON.stringify(wire)))).toEqual(full)
   })
 })

@@ -11,7 +11,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
-import type { JobStatus, Plan, Viewport } from '../../contract/api-contract.ts'
+import type { JobNetwork, JobStatus, Plan, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import { requirePeer } from '../peer.ts'
 import { StoreBusyError, type JobStats, type LocalStore, type StoredJob, type TokenRecord } from './types.ts'
 
@@ -34,6 +34,18 @@ CREATE TABLE IF NOT EXISTS generations (
 CREATE TABLE IF NOT EXISTS idempotency (
   token_id TEXT NOT NULL, key TEXT NOT NULL, job_id TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (token_id, key));
 `
+
+/**
+ * Columns of `jobs` added after the first schema, in order. A new database gets them the
+ * way an old one does (SCHEMA stays the first schema), so every file takes the one path
+ * and each column is declared once. Nullable: the rows of an old file read as "not known".
+ */
+const ADDED_JOB_COLUMNS = [
+  // The job's third-party policy (`cut`, `wait`, `block`); null for a job from before it existed.
+  ['third_party', 'TEXT'],
+  // JSON of the render's JobNetwork; null until done, or when the engine said nothing.
+  ['network', 'TEXT'],
+] as const
 
 interface TokenRow {
   id: string
@@ -58,6 +70,8 @@ interface JobRow {
   css_bytes: number | null
   viewports: string
   duration_ms: number | null
+  third_party: string | null
+  network: string | null
 }
 
 function tokenFromRow(row: TokenRow): TokenRecord {
@@ -74,7 +88,7 @@ function tokenFromRow(row: TokenRow): TokenRecord {
 
 function jobFromRow(row: JobRow): StoredJob {
   const status = row.status as JobStatus
-  return {
+  const job: StoredJob = {
     id: row.id,
     tokenId: row.token_id,
     url: row.url,
@@ -87,7 +101,10 @@ function jobFromRow(row: JobRow): StoredJob {
     cssBytes: row.css_bytes,
     viewports: JSON.parse(row.viewports) as Viewport[],
     durationMs: row.duration_ms,
+    network: row.network === null ? null : (JSON.parse(row.network) as JobNetwork),
   }
+  if (row.third_party !== null) job.thirdParty = row.third_party as ThirdPartyPolicy
+  return job
 }
 
 function jobToRow(job: StoredJob): JobRow {
@@ -104,6 +121,8 @@ function jobToRow(job: StoredJob): JobRow {
     css_bytes: job.cssBytes,
     viewports: JSON.stringify(job.viewports),
     duration_ms: job.durationMs,
+    third_party: job.thirdParty ?? null,
+    network: job.network ? JSON.stringify(job.network) : null,
   }
 }
 
@@ -146,6 +165,7 @@ function openChecked(Driver: typeof Database, file: string): Database.Database {
     const problems = (db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check).filter((line) => line !== 'ok')
     if (problems.length > 0) throw new Error(problems.slice(0, 3).join('; '))
     db.exec(SCHEMA)
+    addMissingColumns(db)
     return db
   } catch (error) {
     db?.close()
@@ -153,6 +173,22 @@ function openChecked(Driver: typeof Database, file: string): Database.Database {
     if (isBusy(error)) throw new StoreBusyError(file)
     throw new Error(`the database ${file} cannot be used (${error instanceof Error ? error.message : String(error)}): restore it from a backup, or move it away to start with an empty one.`)
   }
+}
+
+/**
+ * Brings a database made by an older version up to this one's columns. A file already up
+ * to date is only read; one that is not is altered in a single IMMEDIATE transaction that
+ * looks again under the lock, so two processes opening it at once do not both add a column.
+ */
+function addMissingColumns(db: Database.Database): void {
+  const missing = (): (typeof ADDED_JOB_COLUMNS)[number][] => {
+    const present = new Set((db.pragma('table_info(jobs)') as { name: string }[]).map((column) => column.name))
+    return ADDED_JOB_COLUMNS.filter(([name]) => !present.has(name))
+  }
+  if (missing().length === 0) return
+  db.transaction(() => {
+    for (const [name, type] of missing()) db.exec(`ALTER TABLE jobs ADD COLUMN ${name} ${type}`)
+  }).immediate()
 }
 
 export function openSqliteStore(dataDir: string): LocalStore {
@@ -167,11 +203,11 @@ export function openSqliteStore(dataDir: string): LocalStore {
     listTokens: db.prepare('SELECT * FROM tokens ORDER BY created_at, id'),
     revokeToken: db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     addJob: db.prepare(
-      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms)',
+      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms, third_party, network) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms, @third_party, @network)',
     ),
     job: db.prepare('SELECT * FROM jobs WHERE id = ?'),
     updateJob: db.prepare(
-      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms WHERE id = @id',
+      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms, third_party = @third_party, network = @network WHERE id = @id',
     ),
     listJobs: db.prepare('SELECT * FROM jobs WHERE token_id = ? ORDER BY seq DESC LIMIT ?'),
     listJobsWithStatus: db.prepare('SELECT * FROM jobs WHERE token_id = ? AND status = ? ORDER BY seq DESC LIMIT ?'),
