@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Browser, CDPSession } from 'playwright-core'
-import { EngineError, type EgressGate } from './engine.ts'
+import type { EgressGate } from './egress.ts'
+import { EngineError } from './engine.ts'
 import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
@@ -64,7 +65,7 @@ function isRoot(): boolean {
 }
 
 /**
- * With an egress, the browser resolves no name (every context's proxy does) and sends no
+ * The browser resolves no name (every context's gate does, within its bound) and sends no
  * UDP outside a proxy (WebRTC), so nothing reaches out beside the gate.
  */
 const EGRESS_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-quic']
@@ -95,8 +96,8 @@ export interface BrowserOptions {
   executablePath: string
   /** Extra command-line flags, after ours. */
   browserArgs: string[]
-  /** Absent: the browser connects directly. */
-  egress: (() => Promise<EgressGate>) | undefined
+  /** Opens a gate for one browser context: its only way out. */
+  egress: () => Promise<EgressGate>
   rendererCpu: { share: number; seconds: number }
   log: (line: Record<string, unknown>) => void
 }
@@ -290,7 +291,7 @@ export class Browsers {
 async function launchBrowser(
   executablePath: string,
   extraArgs: string[],
-  egress: (() => Promise<EgressGate>) | undefined,
+  egress: () => Promise<EgressGate>,
   bounds: RendererBounds,
   sandbox: boolean,
 ): Promise<LaunchedBrowser> {
@@ -301,7 +302,7 @@ async function launchBrowser(
     throw new Error('The Chromium engine needs playwright-core: `npm install -D playwright-core` (it drives your system Chrome/Chromium; it downloads nothing).')
   }
   // The browser's own default goes through a gate too: a connection outside any context finds no other way out.
-  const gate = (await egress?.()) ?? null
+  const gate = await egress()
   let server: Awaited<ReturnType<typeof playwright.chromium.launchServer>> | undefined
   let watch: RendererWatch | undefined
   try {
@@ -309,10 +310,10 @@ async function launchBrowser(
       executablePath,
       headless: true,
       host: '127.0.0.1',
-      args: [...chromiumFlags(), ...bounds.flags, ...(gate ? EGRESS_FLAGS : []), ...extraArgs],
+      args: [...chromiumFlags(), ...bounds.flags, ...EGRESS_FLAGS, ...extraArgs],
       ignoreDefaultArgs: IGNORED_DEFAULT_ARGS,
       chromiumSandbox: sandbox,
-      ...(gate ? { proxy: { server: gate.server } } : {}),
+      proxy: { server: gate.server },
       timeout: LAUNCH_TIMEOUT_MS,
     })
     const launched = server
@@ -323,7 +324,7 @@ async function launchBrowser(
     const stop = (): void => stopWatching.stop()
     browser.on('disconnected', () => {
       stop()
-      gate?.close()
+      gate.close()
     })
     // The process can end before the connection notices (killed from outside).
     launched.on('close', () => void browser.close().catch(() => {}))
@@ -348,13 +349,13 @@ async function launchBrowser(
         ])
         clearTimeout(timer)
         if (!closed) await launched.kill().catch(() => {})
-        gate?.close()
+        gate.close()
       },
     }
   } catch (error) {
     watch?.stop()
     await server?.kill().catch(() => {})
-    gate?.close()
+    gate.close()
     throw error
   }
 }

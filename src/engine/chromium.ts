@@ -9,6 +9,7 @@
 import { DEFAULT_VIEWPORTS } from '../contract/api-contract.ts'
 import { abortable } from '../shared/abortable.ts'
 import { BrowserGone, Browsers, disconnects } from './browser.ts'
+import { createEgressProxy, type EgressProxy } from './egress.ts'
 import { EngineError, type Engine, type EngineInput } from './engine.ts'
 import { Jobs } from './job.ts'
 import { resolveEngineOptions, type ChromiumEngineOptions, type ResolvedEngineOptions } from './options.ts'
@@ -35,11 +36,15 @@ class ChromiumCriticalCss implements ChromiumEngine {
   readonly #browsers: Browsers
   readonly #pool: PagePool
   readonly #jobs: Jobs
+  readonly #egress: EgressProxy
 
   constructor(options: ResolvedEngineOptions) {
     this.#log = options.log
-    this.#browsers = new Browsers(options)
-    this.#pool = new PagePool(this.#browsers, options)
+    // One way out for every context: its gate admits, resolves within a bound, and can cut a host.
+    this.#egress = createEgressProxy(options.admit, options.log)
+    const egress = () => this.#egress.open()
+    this.#browsers = new Browsers({ ...options, egress })
+    this.#pool = new PagePool(this.#browsers, { egress, warmPages: options.warmPages })
     this.#jobs = new Jobs(this.#pool, options)
     // A dead browser's spares and warm pages are closed, never handed out.
     this.#browsers.onForget((launched) => this.#pool.forget(launched))
@@ -71,5 +76,6 @@ class ChromiumCriticalCss implements ChromiumEngine {
     // The pages first, then the browser: nothing kept is handed out once closing began.
     this.#pool.close()
     await this.#browsers.close()
+    await this.#egress.close()
   }
 }

@@ -1,5 +1,5 @@
 /** The part of the service that makes the CSS: the Chromium engine, or a stub in tests. */
-import type { Viewport } from '../contract/api-contract.ts'
+import type { JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 
 export interface EngineInput {
   url: string
@@ -14,10 +14,18 @@ export interface EngineInput {
    * one, every job gets a fresh context.
    */
   tenant?: string
+  /** What the job does with other hosts than the page's own. Default `cut`. */
+  thirdParty?: ThirdPartyPolicy
+}
+
+/** A render's result: the CSS, and what the render went without (absent: nothing, or an engine that does not say). */
+export interface EngineResult {
+  css: string
+  network?: JobNetwork
 }
 
 export interface Engine {
-  generate(input: EngineInput): Promise<{ css: string }>
+  generate(input: EngineInput): Promise<EngineResult>
   close?(): Promise<void>
 }
 
@@ -29,18 +37,4 @@ export class EngineError extends Error {
     super(message)
     this.code = code
   }
-}
-
-/**
- * One browser context's way out: an HTTP proxy (`server`, `http://127.0.0.1:PORT`) that every
- * connection of the context goes through and that decides which it lets out.
- */
-export interface EgressGate {
-  readonly server: string
-  /** Why it refused one of the context's connections, the first time it did. */
-  readonly refused: string | null
-  /** Starts a new job's record: `refused` is null again (a warm context's gate serves one job after another). */
-  reset(): void
-  /** Cuts every connection made through it. */
-  close(): void
 }

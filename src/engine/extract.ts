@@ -85,19 +85,6 @@ export async function settle(input: { fontsMs: number; ignoreAttribute: string }
   return { base: document.baseURI, sheets, present: [...present], inlineStyles, refreshMs: refresh ? Number(refresh[1]) * 1000 : null, parsed: document.readyState !== 'loading' }
 }
 
-/** In the page: a same-origin sheet's rules as the CSSOM serialises them, when its response body was not seen. */
-export function cssomText(href: string): string | null {
-  for (const sheet of Array.from(document.styleSheets)) {
-    if (sheet.href !== href) continue
-    try {
-      return Array.from(sheet.cssRules, (rule) => rule.cssText).join('\n')
-    } catch {
-      return null
-    }
-  }
-  return null
-}
-
 export interface ProbeInput {
   /** Only selectors whose subject an element above the fold could be (see SettledPage.present). */
   selectors: string[]

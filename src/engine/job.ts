@@ -5,39 +5,44 @@
  */
 import { createHash } from 'node:crypto'
 import type { Response } from 'playwright-core'
-import type { Viewport } from '../contract/api-contract.ts'
+import { DEFAULT_THIRD_PARTY, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
 import { Attempt } from './attempt.ts'
 import { BrowserGone, type LaunchedBrowser } from './browser.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
-import { EngineError, type EngineInput } from './engine.ts'
-import { cssomText, probe, type ProbeOutput } from './extract.ts'
+import { authorityOf } from './egress.ts'
+import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
+import { probe, type ProbeOutput } from './extract.ts'
 import { inPage, loadPage, resizePage, type LoadedView } from './load.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
+import { shownHost } from './waits.ts'
 
 /** Time kept back from the deadline for measuring the page and writing its CSS. */
 const EXTRACT_RESERVE_MS = 1500
 const SHEET_CACHE_SIZE = 16
 const BODY_CACHE_SIZE = 64
 const DEFAULT_DEADLINE_MS = 60_000
+/** Hosts and stylesheets a job's notes name at most: a page that reaches for a thousand hosts makes a short answer. */
+const MAX_NOTED = 50
 /** Most CSS text one page may hold, every stylesheet together (the biggest sites ship a few MiB). */
 const MAX_STYLESHEET_CHARS = 8 * 1024 * 1024
 
-export type JobOptions = Pick<ResolvedEngineOptions, 'freshLoadPerViewport' | 'navigationTimeoutMs' | 'loadTimeoutMs' | 'fontsTimeoutMs' | 'log'>
+export type JobOptions = Pick<ResolvedEngineOptions, 'freshLoadPerViewport' | 'navigationTimeoutMs' | 'loadTimeoutMs' | 'thirdPartyTimeoutMs' | 'fontsTimeoutMs' | 'log'>
 
 interface FetchedSheet {
   text: string
   url: string
 }
 
-type KeyedSheet = AppliedSheet & { key: string }
+/** A sheet as the job keys it; `href` is the URL the page asked for (null for a `<style>`). */
+type KeyedSheet = AppliedSheet & { key: string; href: string | null }
 
 /** Runs jobs on pages from the pool, and keeps what jobs of one site share: stylesheet bodies and their parse. */
 export class Jobs {
   readonly #pool: PagePool
   readonly #options: JobOptions
-  readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined> }>()
+  readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined>; unread: string[] }>()
   readonly #bodies = new Map<string, FetchedSheet>()
 
   constructor(pool: PagePool, options: JobOptions) {
@@ -51,7 +56,7 @@ export class Jobs {
    * whatever the browser is still doing: its contexts are closed at once, which stops their
    * loading, and nothing waits for a call the browser does not answer.
    */
-  async attempt(launched: LaunchedBrowser, input: EngineInput): Promise<{ css: string }> {
+  async attempt(launched: LaunchedBrowser, input: EngineInput): Promise<EngineResult> {
     const attempt = new Attempt(
       (spare) => this.#pool.discard(spare),
       (spare) => this.#pool.park(spare),
@@ -81,14 +86,16 @@ export class Jobs {
    * later viewport applies (a script that adds one by width) makes the job ask every
    * viewport again with the whole list, once.
    */
-  async #render(launched: LaunchedBrowser, input: EngineInput, attempt: Attempt): Promise<{ css: string }> {
+  async #render(launched: LaunchedBrowser, input: EngineInput, attempt: Attempt): Promise<EngineResult> {
     const deadline = input.deadline ?? Date.now() + DEFAULT_DEADLINE_MS
     const remaining = (): number => Math.max(1, deadline - Date.now() - EXTRACT_RESERVE_MS)
-    const view = await this.#open(launched, input.url, input.viewports[0]!, remaining, attempt, input.tenant)
+    const view = await this.#open(launched, input, input.viewports[0]!, remaining, attempt, input.tenant)
     const pageUrl = view.page.url()
+    const views = [view]
+    const unreadable = new Set<string>()
     const texts = await this.#stylesheetTexts([view], remaining())
     let sheets: KeyedSheet[] = []
-    let critical: CriticalCss | null = null
+    let critical: { critical: CriticalCss; unread: string[] } | null = null
     let answers: Answers[] = []
     let restarted = false
     for (let index = 0; index < input.viewports.length; index++) {
@@ -97,9 +104,10 @@ export class Jobs {
         index === 0 && answers.length === 0 && !restarted
           ? view
           : this.#options.freshLoadPerViewport
-            ? await this.#open(launched, input.url, viewport, remaining, attempt, undefined)
+            ? await this.#open(launched, input, viewport, remaining, attempt, undefined)
             : { ...view, listed: await resizePage(view, viewport, remaining, this.#options.fontsTimeoutMs) }
-      const applied = await appliedSheets(here, texts)
+      if (here !== view) views.push(here)
+      const applied = await appliedSheets(here, texts, unreadable)
       if (critical === null || (!restarted && applied.some((sheet) => !sheets.some((known) => known.key === sheet.key)))) {
         sheets = mergeSheetLists([sheets, applied])
         const bytes = sheets.reduce((sum, sheet) => sum + sheet.text.length, 0)
@@ -117,22 +125,23 @@ export class Jobs {
           continue
         }
       }
-      answers.push(await ask(here, critical.questions))
+      answers.push(await ask(here, critical.critical.questions))
     }
-    const css = critical!.css(answers)
+    const css = critical!.critical.css(answers)
+    const network = networkNotes(attempt, views, [...critical!.unread, ...unreadable], pageUrl)
     // The tenant's next job starts on this page, cleared; a tenant with none starts on a spare.
     if (input.tenant !== undefined) attempt.keep(view.spare)
     // Opened now, not earlier: it would compete with this job's page for the CPU.
     this.#pool.refill(launched, input.viewports.slice(0, 1))
-    return { css }
+    return { css, network }
   }
 
   /** The job's page (the tenant's warm one, a spare or a new one), loaded and read at `viewport`. */
-  async #open(launched: LaunchedBrowser, url: string, viewport: Viewport, remaining: () => number, attempt: Attempt, tenant: string | undefined): Promise<LoadedView> {
+  async #open(launched: LaunchedBrowser, input: EngineInput, viewport: Viewport, remaining: () => number, attempt: Attempt, tenant: string | undefined): Promise<LoadedView> {
     const spare = await this.#pool.take(launched, viewport, tenant)
     attempt.add(spare)
     attempt.throwIfOver()
-    return await loadPage(spare, url, viewport, remaining, attempt, this.#options)
+    return await loadPage(spare, input.url, viewport, remaining, attempt, { ...this.#options, thirdParty: input.thirdParty ?? DEFAULT_THIRD_PARTY })
   }
 
   /**
@@ -142,7 +151,7 @@ export class Jobs {
    */
   async #stylesheetTexts(views: LoadedView[], waitMs: number): Promise<Map<string, FetchedSheet>> {
     const chosen = new Map<string, Response>()
-    for (const view of views) for (const [url, response] of view.responses) if (!chosen.has(url)) chosen.set(url, response)
+    for (const view of views) for (const [url, response] of view.network.responses) if (!chosen.has(url)) chosen.set(url, response)
     const reads = new Map<Response, Promise<FetchedSheet | undefined>>()
     for (const response of chosen.values()) {
       if (reads.has(response)) continue
@@ -178,14 +187,14 @@ export class Jobs {
   }
 
   /** Pages of one site share their stylesheets: parsed once, reused while they and their imports stay the same. */
-  #parsed(sheets: KeyedSheet[], texts: Map<string, FetchedSheet>, pageUrl: string): CriticalCss {
+  #parsed(sheets: KeyedSheet[], texts: Map<string, FetchedSheet>, pageUrl: string): { critical: CriticalCss; unread: string[] } {
     const hash = createHash('sha256').update(new URL(pageUrl).origin)
     for (const sheet of sheets) hash.update(`\u0000${sheet.key}\u0000${sheet.base}\u0000${sheet.text}`)
     const key = hash.digest('hex')
     const cached = this.#sheetCache.get(key)
     if (cached && [...cached.imports].every(([url, text]) => texts.get(url)?.text === text)) {
       remember(this.#sheetCache, key, cached, SHEET_CACHE_SIZE)
-      return cached.critical
+      return cached
     }
     const imports = new Map<string, string | undefined>()
     const imported = (url: string): FetchedSheet | undefined => {
@@ -193,26 +202,53 @@ export class Jobs {
       imports.set(url, found?.text)
       return found
     }
-    const critical = new CriticalCss(combineSheets(sheets, imported, pageUrl))
-    remember(this.#sheetCache, key, { critical, imports }, SHEET_CACHE_SIZE)
-    return critical
+    const { sheet, incomplete } = combineSheets(sheets, imported, pageUrl)
+    // A linked sheet whose import did not come is missing rules: its link must stay as it is.
+    const unread = sheets.filter((each) => incomplete.has(each) && each.href !== null).map((each) => each.href!)
+    const parsed = { critical: new CriticalCss(sheet), imports, unread }
+    remember(this.#sheetCache, key, parsed, SHEET_CACHE_SIZE)
+    return parsed
   }
 }
 
-async function appliedSheets(view: LoadedView, texts: Map<string, FetchedSheet>): Promise<KeyedSheet[]> {
+/** The sheets the view applies, with their texts; a linked sheet whose text could not be read goes to `unread` instead. */
+async function appliedSheets(view: LoadedView, texts: Map<string, FetchedSheet>, unread: Set<string>): Promise<KeyedSheet[]> {
   const sheets: KeyedSheet[] = []
   for (const sheet of view.listed.sheets) {
     if (sheet.href === null) {
       const text = sheet.text ?? ''
-      sheets.push({ key: `style\u0000${sheet.media}\u0000${text}`, text, base: view.listed.base, media: sheet.media })
+      sheets.push({ key: `style\u0000${sheet.media}\u0000${text}`, href: null, text, base: view.listed.base, media: sheet.media })
       continue
     }
     const fetched = texts.get(sheet.href)
-    const text = fetched?.text ?? (await inPage(view.page, cssomText, sheet.href))
-    if (text === null) continue
-    sheets.push({ key: `link\u0000${sheet.media}\u0000${sheet.href}`, text, base: fetched?.url ?? sheet.href, media: sheet.media })
+    const text = fetched?.text ?? (await resourceText(view, sheet.href))
+    if (text === null) {
+      unread.add(sheet.href)
+      continue
+    }
+    sheets.push({ key: `link\u0000${sheet.media}\u0000${sheet.href}`, href: sheet.href, text, base: fetched?.url ?? sheet.href, media: sheet.media })
   }
   return sheets
+}
+
+/**
+ * A sheet's text as the browser received it, when no response of this load carried it (the
+ * renderer's memory cache answered, or its body was gone before it was read): the same bytes
+ * a response gives, never the CSSOM's serialisation of its rules, so the CSS does not depend
+ * on which cache answered. Null when the browser no longer has it.
+ */
+async function resourceText(view: LoadedView, url: string): Promise<string | null> {
+  const { spare } = view
+  try {
+    spare.session ??= await spare.context.newCDPSession(spare.page)
+    // The Page agent answers for resources only once enabled on this session; enabling again is a no-op.
+    await spare.session.send('Page.enable')
+    const { frameTree } = await spare.session.send('Page.getFrameTree')
+    const { content, base64Encoded } = await spare.session.send('Page.getResourceContent', { frameId: frameTree.frame.id, url })
+    return base64Encoded ? Buffer.from(content, 'base64').toString('utf8') : content
+  } catch {
+    return null
+  }
 }
 
 /**
@@ -247,6 +283,31 @@ async function ask(view: LoadedView, questions: Questions): Promise<Answers> {
   const selectors = new Array<boolean>(questions.selectors.length).fill(false)
   candidates.forEach((index, position) => (selectors[index] = output.selectors[position] === '1'))
   return { selectors, media: Array.from(output.media, (flag) => flag === '1'), inlineStyles: view.listed.inlineStyles }
+}
+
+/**
+ * What the job went without: the hosts its contexts' gates let out no connection to (not the
+ * page's own), and the stylesheets it could not read (failed, cut, or an import missing).
+ */
+function networkNotes(attempt: Attempt, views: LoadedView[], incomplete: string[], pageUrl: string): JobNetwork {
+  const own = authorityOf(pageUrl)
+  // Hosts the page asked for, not the browser's own background requests through the same gate.
+  const asked = new Set(views.flatMap((view) => [...view.network.authorities]))
+  const hosts = new Map<string, string>()
+  for (const spare of attempt.contexts) {
+    for (const [authority, why] of spare.gate.unreached) {
+      if (authority !== own && asked.has(authority) && !hosts.has(shownHost(authority))) hosts.set(shownHost(authority), why.reason)
+    }
+  }
+  const unread = new Set(incomplete)
+  for (const view of views) for (const url of view.network.failedSheets) unread.add(url)
+  return {
+    skippedHosts: [...hosts]
+      .map(([host, reason]) => ({ host, reason }))
+      .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
+      .slice(0, MAX_NOTED),
+    unreadStylesheets: [...unread].sort().slice(0, MAX_NOTED),
+  }
 }
 
 /** Least recently used first: a hit moves to the end, the oldest goes past `size`. */

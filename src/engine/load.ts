@@ -3,16 +3,18 @@
  * `location` by script), the network the page uses while it loads, and the read of the page
  * once it has what shapes its first screen; and the same page at another viewport.
  */
-import type { Page, Request, Response } from 'playwright-core'
-import type { Viewport } from '../contract/api-contract.ts'
+import type { Page, Response } from 'playwright-core'
+import type { ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import type { Attempt } from './attempt.ts'
 import { BrowserGone } from './browser.ts'
+import { authorityOf, type EgressGate, type Unreached } from './egress.ts'
 import { EngineError } from './engine.ts'
 import { settle, type SettledPage } from './extract.ts'
 import type { ResolvedEngineOptions } from './options.ts'
+import { PageNetwork } from './page-network.ts'
 import { CLEAR_SESSION_SCRIPT, sameSize, type Spare } from './page-pool.ts'
-import { AFTER_RESIZE_MS, afterResize, ownFontsIn, ownResourcesIn, refreshMoves, stillParsing } from './waits.ts'
+import { AFTER_RESIZE_MS, afterResize, ownFontsIn, pageSettled, refreshMoves, stillParsing } from './waits.ts'
 
 /** Navigations after the first load (meta refresh, `location` by script) followed before a page is given up on. */
 const MAX_PAGE_HOPS = 3
@@ -26,16 +28,14 @@ const TIMEOUT = /timeout/i
 /** What a read of a page that navigated away meanwhile fails with. */
 const NAVIGATION_RACE = /Execution context was destroyed|navigat/i
 
-export type LoadOptions = Pick<ResolvedEngineOptions, 'navigationTimeoutMs' | 'loadTimeoutMs' | 'fontsTimeoutMs' | 'log'>
+export type LoadOptions = Pick<ResolvedEngineOptions, 'navigationTimeoutMs' | 'loadTimeoutMs' | 'thirdPartyTimeoutMs' | 'fontsTimeoutMs' | 'log'> & { thirdParty: ThirdPartyPolicy }
 
 export interface LoadedView {
   spare: Spare
   page: Page
   listed: SettledPage
-  /** Stylesheet responses by every URL of their redirect chain; bodies are read once per job, when needed. */
-  responses: Map<string, Response>
-  /** The page's requests not yet finished. */
-  inFlight: Set<Request>
+  /** What the load did on the network: stylesheet responses (bodies are read once per job, when needed), failures, requests in flight. */
+  network: PageNetwork
 }
 
 /** The page's own renderer died (out of memory, killed): the job fails, and is not tried again, since the page would do it again. */
@@ -70,9 +70,9 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   // The browser's state, read after a call failed: a dead renderer or browser says more than the call's own error.
   const died = (): EngineError | null => (!launched.browser.isConnected() || launched.dead ? new BrowserGone() : crashed ? new RendererCrash() : null)
   if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
-  const responses = stylesheetResponses(page)
-  const landed = mainDocument(page)
-  const inFlight = requestsInFlight(page)
+  const network = new PageNetwork(page)
+  // Under `block` nothing but the page's own host is contacted, from its first request on.
+  gate.only(options.thirdParty === 'block' ? [authorityOf(url)!] : null)
   // On a warm page, the documents this navigation creates start with no session storage, as in a new tab:
   // what the last job's page wrote as it was left (pagehide) is gone before this page's scripts run.
   const sessionReset = spare.uses > 1 ? await page.addInitScript({ content: CLEAR_SESSION_SCRIPT }) : null
@@ -84,13 +84,16 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   } catch (error) {
     const death = died()
     if (death) throw death
-    if (gate?.refused) throw new EngineError('blocked_url', `The service does not fetch this page: ${gate.refused}.`)
+    const refused = refusedNavigation(gate, network)
+    if (refused) throw navigationRefused(refused, 'page')
     throw new EngineError('fetch_failed', `The page could not be loaded: ${navigationError(error, navigationMs)}.`)
   }
   // A redirect the gate refused ends the navigation on the gate's own 403.
-  if (gate?.refused && !response?.ok()) throw new EngineError('blocked_url', `The page redirected to an address the service does not fetch: ${gate.refused}.`)
+  const refused = response?.ok() ? null : refusedNavigation(gate, network)
+  if (refused) throw navigationRefused(refused, 'redirect')
   if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
   if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
+  const bounds = { loadMs: 0, thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty }
   // A page may move on by meta refresh or script before it is read: the page it lands on
   // is the one a visitor sees, so it is followed, a few hops at most.
   // Main-frame navigations so far: a read that saw one happen is of a page already gone, or not yet loaded.
@@ -102,10 +105,12 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
     try {
       const seen = navigations
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
-      await ownResourcesIn(page, inFlight, Math.min(options.loadTimeoutMs, remaining()))
+      await pageSettled(page, network, gate, { ...bounds, loadMs: Math.min(options.loadTimeoutMs, remaining()) })
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
-      const fontsMs = await ownFontsIn(page, inFlight, Math.min(options.fontsTimeoutMs, remaining()))
+      const fontsMs = await ownFontsIn(page, network, Math.min(options.fontsTimeoutMs, remaining()))
       const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+      // Read without them: another host's font or script still coming changes nothing in this job any more.
+      for (const authority of network.holdingHosts(page).keys()) gate.cut(authority, 'still loading when the page was read')
       // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
       const { refreshMs } = listed
@@ -114,30 +119,57 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
         const moved = navigations !== seen || (await refreshMoves(page, refreshMs, remaining()))
         if (moved) continue
       }
-      // A parser held by a script that never came (a host that takes the connection and says nothing): the
-      // first screen is not known, and a read now would find no body.
-      if (!listed.parsed) throw stillParsing(inFlight)
+      // A parser held by a script that never came: the first screen is not known, and a read now would find no body.
+      if (!listed.parsed) throw stillParsing(page, network)
       // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
-      if (landed.failure) {
-        if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
-        throw new EngineError('fetch_failed', `The page moved on to ${landed.failure}.`)
-      }
-      return { spare, page, listed, responses, inFlight }
+      if (network.failure) throw movedOn(gate, network)
+      return { spare, page, listed, network }
     } catch (error) {
       const death = died()
       if (death) throw death
       if (!isNavigationRace(error)) throw error
-      if (gate?.refused) throw new EngineError('blocked_url', `The page moved on to an address the service does not fetch: ${gate.refused}.`)
+      const refused = refusedNavigation(gate, network)
+      if (refused) throw navigationRefused(refused, 'moved')
       if (hop >= MAX_PAGE_HOPS) throw new EngineError('render_failed', `The page kept navigating (${hop + 1} times after it loaded) and could not be read.`)
     }
   }
 }
 
+/** Why the gate let none of the hosts the main frame navigated to out (the latest first), or null. */
+function refusedNavigation(gate: EgressGate, network: PageNetwork): Unreached | null {
+  for (const authority of [...network.navigations].reverse()) {
+    const why = gate.unreached.get(authority)
+    if (why) return why
+  }
+  return null
+}
+
+/** Where a navigation the gate did not let out was going, in the failure's words. */
+const NAVIGATION_STEP = {
+  page: { refused: 'The service does not fetch this page', other: 'The page could not be loaded' },
+  redirect: { refused: 'The page redirected to an address the service does not fetch', other: 'The page redirected to an address that could not be loaded' },
+  moved: { refused: 'The page moved on to an address the service does not fetch', other: 'The page moved on to an address that could not be loaded' },
+} as const
+
+/** A navigation the gate did not let out: refused by the policy is `blocked_url`; not reached, `fetch_failed`. */
+function navigationRefused(why: Unreached, step: keyof typeof NAVIGATION_STEP): EngineError {
+  const words = NAVIGATION_STEP[step]
+  if (why.kind === 'refused') return new EngineError('blocked_url', `${words.refused}: ${why.reason}.`)
+  if (why.kind === 'blocked') return new EngineError('fetch_failed', `${words.other}: it is on another host, and only the page’s own host is contacted (third party: block).`)
+  return new EngineError('fetch_failed', `${words.other}: ${why.reason}.`)
+}
+
+/** The page moved on to something that did not load. */
+function movedOn(gate: EgressGate, network: PageNetwork): EngineError {
+  const refused = refusedNavigation(gate, network)
+  return refused ? navigationRefused(refused, 'moved') : new EngineError('fetch_failed', `The page moved on to ${network.failure}.`)
+}
+
 /** The page at another viewport, read again once its layout and scripts have seen the resize. */
-export async function resizePage({ page, inFlight }: LoadedView, viewport: Viewport, remaining: () => number, fontsTimeoutMs: number): Promise<SettledPage> {
+export async function resizePage({ page, network }: LoadedView, viewport: Viewport, remaining: () => number, fontsTimeoutMs: number): Promise<SettledPage> {
   await page.setViewportSize(viewport)
   await inPage(page, afterResize, AFTER_RESIZE_MS)
-  const fontsMs = await ownFontsIn(page, inFlight, Math.min(fontsTimeoutMs, remaining()))
+  const fontsMs = await ownFontsIn(page, network, Math.min(fontsTimeoutMs, remaining()))
   return await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
 }
 
@@ -149,41 +181,6 @@ export async function resizePage({ page, inFlight }: LoadedView, viewport: Viewp
 export function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
   const source = `(() => { const __name = (target) => target; return (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)}) })()`
   return page.evaluate(source) as Promise<R>
-}
-
-/** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
-function mainDocument(page: Page): { failure: string | null } {
-  const state = { failure: null as string | null }
-  page.on('response', (response) => {
-    const request = response.request()
-    if (!request.isNavigationRequest() || response.frame() !== page.mainFrame() || (response.status() >= 300 && response.status() < 400)) return
-    state.failure = response.ok() ? null : `a page that answered HTTP ${response.status()}`
-  })
-  page.on('requestfailed', (request) => {
-    const error = request.failure()?.errorText ?? 'failed'
-    // An aborted navigation (another one overtook it, a download) leaves the page where it was.
-    if (request.isNavigationRequest() && request.frame() === page.mainFrame() && error !== 'net::ERR_ABORTED') state.failure = `a page that could not be loaded (${error})`
-  })
-  return state
-}
-
-/** The page's requests not yet finished or failed. */
-function requestsInFlight(page: Page): Set<Request> {
-  const pending = new Set<Request>()
-  page.on('request', (request) => pending.add(request))
-  page.on('requestfinished', (request) => pending.delete(request))
-  page.on('requestfailed', (request) => pending.delete(request))
-  return pending
-}
-
-function stylesheetResponses(page: Page): Map<string, Response> {
-  const responses = new Map<string, Response>()
-  page.on('response', (response) => {
-    const request = response.request()
-    if (request.resourceType() !== 'stylesheet' || !response.ok()) return
-    for (let hop: typeof request | null = request; hop; hop = hop.redirectedFrom()) responses.set(hop.url(), response)
-  })
-  return responses
 }
 
 /** A read of the page cut short because it navigated away meanwhile. */

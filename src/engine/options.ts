@@ -2,7 +2,7 @@
  * The Chromium engine's options, and their defaults: resolved once, when the engine is
  * created; every room after that reads the resolved values and defaults nothing itself.
  */
-import type { EgressGate } from './engine.ts'
+import { admitEveryHost, type Admit } from './egress.ts'
 import { INSTALL_HINT, findChromium, type BrowserOptions } from './browser.ts'
 import { CPU_SECONDS, CPU_SHARE } from './renderers.ts'
 
@@ -12,6 +12,12 @@ export const DEFAULT_NAVIGATION_TIMEOUT_MS = 15_000
 export const DEFAULT_LOAD_TIMEOUT_MS = 5000
 /** Longest wait for the page's own web fonts after load. */
 export const DEFAULT_FONTS_TIMEOUT_MS = 2000
+/**
+ * Longest another host may hold a page once the page's own resources are in. A CDN answers
+ * a cold request (name, connection, TLS, first byte) in 50–300 ms from a build machine; past
+ * 1 s it is stalled or its name's answer was lost, and the page goes on without it.
+ */
+export const DEFAULT_THIRD_PARTY_TIMEOUT_MS = 1000
 /** Pages kept warm between jobs, across tenants. */
 export const DEFAULT_WARM_PAGES = 3
 
@@ -21,21 +27,26 @@ export interface ChromiumEngineOptions {
   /** Extra command-line flags, after ours. */
   browserArgs?: string[]
   /**
-   * Opens the way out for one browser context: every connection the context makes (the
-   * page, its redirects, subresources, workers, WebSockets, prefetches; loopback included)
-   * goes through the gate's proxy, and the browser resolves no name itself. The service
-   * passes its egress proxy, so a page reaches nothing its network policy refuses.
-   * Without it the browser connects directly (the embedded mode, rendering its own build).
+   * Where a connection may go. Every connection a browser context makes (the page, its
+   * redirects, subresources, workers, WebSockets, prefetches; loopback included) goes through
+   * the engine's egress gate, which resolves names within its own bound (the browser resolves
+   * none) and asks this. The service passes its network policy, so a page reaches nothing the
+   * policy refuses. Default: every host, resolved by the system.
    */
-  egress?: () => Promise<EgressGate>
+  admit?: Admit
   /** Longest wait for the page's first response. Default 15 s (never past the job's deadline). */
   navigationTimeoutMs?: number
   /**
    * Longest wait for the page's own subresources after that (its stylesheets, and whatever
-   * it loads from its own origin). Other hosts' scripts, images and fonts are not waited for
-   * once those are in: a third-party host that does not answer holds no job. Default 5 s.
+   * it loads from its own origin). An own stylesheet still loading past it fails the job. Default 5 s.
    */
   loadTimeoutMs?: number
+  /**
+   * Longest another host's script, stylesheet, font or fetch may hold the page once the page's
+   * own resources are in; then (third party `cut`) its host is cut and the page goes on as a
+   * browser does after a network error. Default 1 s.
+   */
+  thirdPartyTimeoutMs?: number
   /** Longest wait for the page's own web fonts after load (another host's font gets 300 ms at most). Default 2 s. */
   fontsTimeoutMs?: number
   /**
@@ -64,9 +75,11 @@ export interface ChromiumEngineOptions {
 }
 
 /** {@link ChromiumEngineOptions} with every default filled in: the browser's part, and the pages' and loads'. */
-export interface ResolvedEngineOptions extends BrowserOptions {
+export interface ResolvedEngineOptions extends Omit<BrowserOptions, 'egress'> {
+  admit: Admit
   navigationTimeoutMs: number
   loadTimeoutMs: number
+  thirdPartyTimeoutMs: number
   fontsTimeoutMs: number
   freshLoadPerViewport: boolean
   warmPages: number
@@ -77,9 +90,10 @@ export function resolveEngineOptions(options: ChromiumEngineOptions): ResolvedEn
   return {
     executablePath: executableOf(options.executablePath),
     browserArgs: options.browserArgs ?? [],
-    egress: options.egress,
+    admit: options.admit ?? admitEveryHost,
     navigationTimeoutMs: options.navigationTimeoutMs ?? DEFAULT_NAVIGATION_TIMEOUT_MS,
     loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
+    thirdPartyTimeoutMs: options.thirdPartyTimeoutMs ?? DEFAULT_THIRD_PARTY_TIMEOUT_MS,
     fontsTimeoutMs: options.fontsTimeoutMs ?? DEFAULT_FONTS_TIMEOUT_MS,
     rendererCpu: { share: options.rendererCpu?.share ?? CPU_SHARE, seconds: options.rendererCpu?.seconds ?? CPU_SECONDS },
     freshLoadPerViewport: options.freshLoadPerViewport ?? false,

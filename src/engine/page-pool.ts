@@ -5,8 +5,8 @@
  */
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
-import type { EgressGate } from './engine.ts'
-import { BrowserGone, type LaunchedBrowser } from './browser.ts'
+import { BrowserGone, type BrowserOptions, type LaunchedBrowser } from './browser.ts'
+import type { EgressGate } from './egress.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 
 /** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
@@ -39,8 +39,8 @@ export interface Spare {
   context: BrowserContext
   page: Page
   viewport: Viewport
-  /** The context's way out, when the engine has an egress. */
-  gate: EgressGate | null
+  /** The context's way out, and the record of what its job could not reach. */
+  gate: EgressGate
   /** Its renderer died before a job took it. */
   crashed: boolean
   /** Set once it is being closed. */
@@ -73,12 +73,12 @@ interface Pending {
 
 export class PagePool {
   readonly #browsers: PoolBrowsers
-  readonly #options: Pick<ResolvedEngineOptions, 'egress' | 'warmPages'>
+  readonly #options: Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages'>
   #spares: (Pending & { viewport: Viewport })[] = []
   /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
   #warm: (Pending & { tenant: string; cleared: boolean })[] = []
 
-  constructor(browsers: PoolBrowsers, options: Pick<ResolvedEngineOptions, 'egress' | 'warmPages'>) {
+  constructor(browsers: PoolBrowsers, options: Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages'>) {
     this.#browsers = browsers
     this.#options = options
   }
@@ -135,7 +135,7 @@ export class PagePool {
     spare.closing ??= this.#browsers
       .answered(spare.launched, spare.context.close())
       .catch(() => {})
-      .finally(() => spare.gate?.close())
+      .finally(() => spare.gate.close())
     return spare.closing
   }
 
@@ -183,13 +183,13 @@ export class PagePool {
   }
 
   async #newPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
-    const gate = (await this.#options.egress?.()) ?? null
+    const gate = await this.#options.egress()
     try {
       const opened = this.#browsers.answered(
         launched,
         (async () => {
           // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
-          const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', ...(gate ? { proxy: { server: gate.server } } : {}) })
+          const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', proxy: { server: gate.server } })
           try {
             await context.addInitScript({ content: QUIET_PAGE_SCRIPT })
             return { context, page: await context.newPage() }
@@ -204,7 +204,7 @@ export class PagePool {
       page.once('crash', () => (spare.crashed = true))
       return spare
     } catch (error) {
-      gate?.close()
+      gate.close()
       throw error
     }
   }
@@ -233,7 +233,7 @@ export class PagePool {
         context.clearPermissions(),
         ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
       ])
-      spare.gate?.reset()
+      spare.gate.reset()
       return true
     })()
     let timer: NodeJS.Timeout | undefined

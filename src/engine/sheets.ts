@@ -24,14 +24,21 @@ const IMAGE_SET = /^(-webkit-)?image-set$/i
 const RAW_URL = /url\(\s*(['"]?)([^'")\s]+)\1\s*\)/gi
 const ALL_MEDIA = /^\s*(all)?\s*$/i
 
-export function combineSheets(sheets: AppliedSheet[], imported: ImportedSheet, pageUrl: string): StyleSheetPlain {
+/** The page's sheets as one; `incomplete` holds the sheets an `@import` of which the browser did not load (their rules are missing). */
+export function combineSheets<Sheet extends AppliedSheet>(sheets: Sheet[], imported: ImportedSheet, pageUrl: string): { sheet: StyleSheetPlain; incomplete: Set<Sheet> } {
   const origin = new URL(pageUrl).origin
   const children: CssNodePlain[] = []
+  const incomplete = new Set<Sheet>()
   for (const sheet of sheets) {
-    const nodes = sheetNodes(sheet.text, sheet.base, origin, imported, new Set(), 0)
+    const noted: ImportedSheet = (url) => {
+      const found = imported(url)
+      if (!found) incomplete.add(sheet)
+      return found
+    }
+    const nodes = sheetNodes(sheet.text, sheet.base, origin, noted, new Set(), 0)
     children.push(...wrap(nodes, { media: ALL_MEDIA.test(sheet.media) ? null : sheet.media }))
   }
-  return { type: 'StyleSheet', children }
+  return { sheet: { type: 'StyleSheet', children }, incomplete }
 }
 
 function sheetNodes(text: string, base: string, origin: string, imported: ImportedSheet, seen: Set<string>, depth: number): CssNodePlain[] {

@@ -1,11 +1,15 @@
 /**
  * What a load waits for before the page is read, each wait on its own bound: the page's own
  * resources, its own fonts, a meta refresh about to move it, a resize taking effect. None
- * waits on another host longer than a short window: a third-party host holds no job.
+ * waits on another host longer than a short window: a third-party host holds no job, and is
+ * cut when it would.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Page, Request } from 'playwright-core'
+import type { Page } from 'playwright-core'
+import type { ThirdPartyPolicy } from '../contract/api-contract.ts'
+import type { EgressGate } from './egress.ts'
 import { EngineError } from './engine.ts'
+import { PageNetwork } from './page-network.ts'
 
 /** How often, and for how long in a row, nothing of the page's own is in flight before it counts as loaded. */
 const QUIET_CHECK_MS = 25
@@ -16,41 +20,93 @@ const OTHER_FONTS_MS = 300
 const REFRESH_GRACE_MS = 2000
 /** Longest wait for a resize to take effect in the page: a hidden page gets no frames. */
 export const AFTER_RESIZE_MS = 500
+/** How long the parser a cut script held is given to reach the end of the document. */
+const AFTER_CUT_MS = 500
 /** Hosts a page still waits on named in the failure that says so. */
 const MAX_HOSTS_NAMED = 3
 
+export interface SettleBounds {
+  /** Longest wait for the page's own resources. */
+  loadMs: number
+  /** Longest another host may hold the page once the page's own resources are in (`cut`). */
+  thirdPartyMs: number
+  thirdParty: ThirdPartyPolicy
+}
+
 /**
- * Waits, at most `waitMs`, until the page has what shapes its first screen: the `load`
- * event, or, sooner, its document parsed with no stylesheet and nothing from its own
- * origin in flight for a few checks in a row. Another host's script, image or font still
- * loading does not hold it (its fonts are waited for, within their own bound, when read).
+ * Waits, at most `bounds.loadMs`, until the page has what shapes its first screen: the `load`
+ * event, or, sooner, its document parsed with nothing of its own in flight for a few checks
+ * in a row and no other host's script, stylesheet, font or fetch pending. Once its own are in,
+ * another host holding it gets `thirdPartyMs`; then (`cut`) the gate cuts that host and the
+ * page goes on as a browser does after a network error: a blocking script that fails is
+ * skipped, a stylesheet that fails is absent. Under `wait` other hosts are waited for like
+ * the page's own.
  */
-export async function ownResourcesIn(page: Page, inFlight: Set<Request>, waitMs: number): Promise<void> {
-  const origin = new URL(page.url()).origin
-  const own = (request: Request): boolean => request.resourceType() === 'stylesheet' || sameOrigin(request.url(), origin)
+export async function pageSettled(page: Page, network: PageNetwork, gate: EgressGate, bounds: SettleBounds): Promise<void> {
+  const until = Date.now() + bounds.loadMs
+  const state = { loaded: false, parsed: false }
   const stop = new AbortController()
-  const quiet = (async () => {
-    await page.waitForLoadState('domcontentloaded', { timeout: waitMs })
-    for (let calm = 0; calm < QUIET_CHECKS; ) {
-      await sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal })
-      calm = [...inFlight].some(own) ? 0 : calm + 1
-    }
-  })()
+  // Each for the document the page is on now: a load state it reached before this call counts.
+  void page.waitForLoadState('load', { timeout: bounds.loadMs + AFTER_CUT_MS }).then(() => (state.loaded = true), () => {})
+  void page.waitForLoadState('domcontentloaded', { timeout: bounds.loadMs + AFTER_CUT_MS }).then(() => (state.parsed = true), () => {})
+  const cut = (holding: Map<string, unknown>, reason: string): void => {
+    for (const authority of holding.keys()) gate.cut(authority, reason)
+  }
   try {
-    await Promise.race([page.waitForLoadState('load', { timeout: waitMs }), quiet, sleep(waitMs, undefined, { signal: stop.signal })]).catch(() => {})
+    let calm = 0
+    let graceEnds: number | null = null
+    for (;;) {
+      if (state.loaded) return
+      calm = network.ownInFlight(page).length > 0 ? 0 : calm + 1
+      const holding = network.holdingHosts(page)
+      if (calm >= QUIET_CHECKS) {
+        if (state.parsed && holding.size === 0) return
+        if (bounds.thirdParty !== 'wait' && holding.size > 0) {
+          graceEnds ??= Date.now() + bounds.thirdPartyMs
+          if (Date.now() >= graceEnds) cut(holding, `still loading ${seconds(bounds.thirdPartyMs)} after the page’s own resources were in`)
+        }
+      }
+      if (Date.now() >= until) {
+        if (bounds.thirdParty === 'wait' || holding.size === 0) return
+        cut(holding, `still loading when the page’s load bound (${seconds(bounds.loadMs)}) ended`)
+        // The parser a cut script held goes on at once: a moment for it to get to the end.
+        const parsedBy = Date.now() + AFTER_CUT_MS
+        while (!state.parsed && Date.now() < parsedBy) await sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal })
+        return
+      }
+      await sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal })
+    }
   } finally {
     stop.abort()
-    quiet.catch(() => {})
   }
 }
 
 /**
- * A parser held by a script that never came (a host that takes the connection and says
- * nothing) once {@link ownResourcesIn} gave up: the failure names the hosts still waited on.
+ * A parser still held once {@link pageSettled} gave up: by a script of the page's own that
+ * never came, or (third party `wait`) another host's. The failure names what it waited on,
+ * never the page's own host by name: the user knows where the page is.
  */
-export function stillParsing(inFlight: Set<Request>): EngineError {
-  const hosts = [...new Set([...inFlight].map((request) => (URL.canParse(request.url()) ? new URL(request.url()).host : request.url())))].slice(0, MAX_HOSTS_NAMED)
-  return new EngineError('render_failed', `The page was still being parsed when its load bound ended${hosts.length ? `, waiting on ${hosts.join(', ')}` : ''}; its first screen is not known.`)
+export function stillParsing(page: Page, network: PageNetwork): EngineError {
+  const held = [...network.inFlight]
+  const own = held.filter((request) => PageNetwork.isOwn(request, page)).map((request) => pathOf(request.url()))
+  const others = [...network.holdingHosts(page).keys()].map(shownHost)
+  const waited = [...others, ...own.map((path) => `its own ${path}`)].slice(0, MAX_HOSTS_NAMED)
+  return new EngineError('render_failed', `The page was still being parsed when its load bound ended${waited.length ? `, waiting on ${waited.join(', ')}` : ''}; its first screen is not known.`)
+}
+
+/** A `host:port` as a user writes it: without the scheme's default port. */
+export function shownHost(authority: string): string {
+  return authority.replace(/:(443|80)$/, '')
+}
+
+function pathOf(url: string): string {
+  if (!URL.canParse(url)) return url.slice(0, 100)
+  const parsed = new URL(url)
+  return `${parsed.pathname}${parsed.search}`.slice(0, 100)
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`
 }
 
 /**
@@ -58,9 +114,8 @@ export function stillParsing(inFlight: Set<Request>): EngineError {
  * says how long the read may still wait for fonts: another host's font still loading gets a
  * short window, not the whole bound.
  */
-export async function ownFontsIn(page: Page, inFlight: Set<Request>, waitMs: number): Promise<number> {
-  const origin = new URL(page.url()).origin
-  const fonts = (own: boolean): boolean => [...inFlight].some((request) => request.resourceType() === 'font' && sameOrigin(request.url(), origin) === own)
+export async function ownFontsIn(page: Page, network: PageNetwork, waitMs: number): Promise<number> {
+  const fonts = (own: boolean): boolean => [...network.inFlight].some((request) => request.resourceType() === 'font' && PageNetwork.isOwn(request, page) === own)
   const until = Date.now() + waitMs
   while (fonts(true) && Date.now() < until) await sleep(QUIET_CHECK_MS)
   const left = Math.max(0, until - Date.now())
@@ -81,8 +136,4 @@ export function afterResize(maxMs: number): Promise<void> {
     setTimeout(resolve, maxMs)
     requestAnimationFrame(() => requestAnimationFrame(() => resolve()))
   })
-}
-
-function sameOrigin(url: string, origin: string): boolean {
-  return URL.canParse(url) && new URL(url).origin === origin
 }

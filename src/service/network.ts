@@ -6,6 +6,7 @@
  */
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
+import type { Admission } from '../engine/egress.ts'
 
 const blocked = new BlockList()
 for (const [network, prefix] of [
@@ -87,9 +88,6 @@ export async function refusedResolution(url: URL, resolve: Resolver): Promise<st
   return inside ? `${host} resolves to ${inside}, an internal address` : null
 }
 
-/** Where one connection may go: the addresses checked for it (connect to these, never resolve again), or why it is refused. */
-export type Admission = { addresses: string[] } | { refused: string }
-
 /** What the service may fetch for a caller, as every check (generate, before a job, the egress proxy) asks it. */
 export interface NetworkPolicy {
   /** Why the URL itself is refused (scheme, internal literal, loopback name), or null. */
@@ -154,9 +152,9 @@ export function createNetworkPolicy(options: NetworkPolicyOptions): NetworkPolic
       try {
         addresses = await options.resolve(name)
       } catch {
-        return { refused: `${name} does not resolve` }
+        return { unresolved: `${name} does not resolve` }
       }
-      if (addresses.length === 0) return { refused: `${name} does not resolve` }
+      if (addresses.length === 0) return { unresolved: `${name} does not resolve` }
       const inside = open ? undefined : addresses.find(isBlockedAddress)
       return inside ? { refused: `${name} resolves to ${inside}, an internal address` } : { addresses }
     },

@@ -10,8 +10,7 @@ import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../c
 import { hashToken } from './auth.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
 import { localWindows, type RateWindows } from './limits.ts'
-import { createEgressProxy, type EgressProxy } from './egress.ts'
-import { createNetworkPolicy, systemResolver, type Resolver } from './network.ts'
+import { createNetworkPolicy, systemResolver, type NetworkPolicy, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
 import { handleApiRequest, type ApiAnswer } from './routes.ts'
 import { fromLocal } from './store/local.ts'
@@ -130,13 +129,12 @@ async function openState(options: ServiceOptions): Promise<{ store: Store; windo
 }
 
 /**
- * The Chromium engine, loaded only when a service runs without an engine of its own. Its
- * connections leave through `egress` (the network policy's proxy); without one (the
- * embedded mode, everything allowed) it connects directly.
+ * The Chromium engine, loaded only when a service runs without an engine of its own. Every
+ * connection of its pages is admitted by the network policy, at the engine's egress gate.
  */
-async function defaultEngine(egress: EgressProxy | null, workers: number, log: (line: Record<string, unknown>) => void): Promise<Engine> {
+async function defaultEngine(policy: NetworkPolicy, workers: number, log: (line: Record<string, unknown>) => void): Promise<Engine> {
   const { createChromiumEngine } = await import('../engine/chromium.ts')
-  return createChromiumEngine({ ...(egress ? { egress: () => egress.open() } : {}), warmPages: workers + 1, log })
+  return createChromiumEngine({ admit: (host, port, schemes) => policy.admit(host, port, schemes), warmPages: workers + 1, log })
 }
 
 function send(res: ServerResponse, answer: ApiAnswer): void {
@@ -206,24 +204,19 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const policy = createNetworkPolicy({ allowPrivateNetworks, allowOrigins: options.allowOrigins ?? [], resolve: options.resolve ?? systemResolver })
   // The store first: a damaged database stops the start before a browser is launched.
   const { store, windows } = await openState(options)
-  // Everything allowed needs no checkpoint, and the embedded mode's pages should not pay for
-  // one; an API process renders nothing.
-  const egress = options.engine || allowPrivateNetworks || options.role === 'api' ? null : createEgressProxy(policy, safeLog)
   const role = options.role ?? 'all'
   let engine: Engine | null
   try {
     if (role !== 'all' && options.redisUrl === undefined) throw new TypeError(`role "${role}" needs the state on Redis (redisUrl / --redis): a process of its own state has no one to share work with.`)
-    engine = role === 'api' ? null : (options.engine ?? (await defaultEngine(egress, options.workers ?? DEFAULT_WORKERS, safeLog)))
+    engine = role === 'api' ? null : (options.engine ?? (await defaultEngine(policy, options.workers ?? DEFAULT_WORKERS, safeLog)))
   } catch (error) {
     await store.close()
-    await egress?.close()
     throw error
   }
-  // A start that fails past this point lets go of what it opened: the store's file, the browser, the proxy.
+  // A start that fails past this point lets go of what it opened: the store's file, the browser and its gate.
   const release = async (): Promise<void> => {
     await store.close()
     await engine?.close?.()
-    await egress?.close()
   }
   const createdAt = new Date(now()).toISOString()
   try {

@@ -7,8 +7,7 @@
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { EgressGate } from '../../src/engine/engine.ts'
-import { createEgressProxy, type EgressProxy } from '../../src/service/egress.ts'
+import { createEgressProxy, type EgressGate, type EgressProxy } from '../../src/engine/egress.ts'
 import { createNetworkPolicy } from '../../src/service/network.ts'
 
 let upstream: Server
@@ -39,7 +38,7 @@ beforeEach(async () => {
       throw new Error('ENOTFOUND')
     },
   })
-  proxy = createEgressProxy(policy, (line) => lines.push(line))
+  proxy = createEgressProxy((host, port, schemes) => policy.admit(host, port, schemes), (line) => lines.push(line))
   gate = await proxy.open()
 })
 
@@ -82,7 +81,7 @@ describe('egress proxy', () => {
     expect(seen[0]!.headers['x-kept']).toBe('yes')
     expect(seen[0]!.headers['proxy-connection']).toBeUndefined()
     expect(lookups).toEqual(['site.example'])
-    expect(gate.refused).toBeNull()
+    expect(gate.unreached.size).toBe(0)
   })
 
   it('refuses a request to an internal address with 403, remembers why, and logs it once', async () => {
@@ -90,7 +89,7 @@ describe('egress proxy', () => {
     expect((await viaProxy('http://inside.example/')).status).toBe(403)
     expect((await viaProxy(`http://127.0.0.1:${port}/`)).status).toBe(403)
     expect(seen).toEqual([])
-    expect(gate.refused).toBe('inside.example resolves to 10.0.0.5, an internal address')
+    expect(gate.unreached.get('inside.example:80')).toEqual({ kind: 'refused', reason: 'inside.example resolves to 10.0.0.5, an internal address' })
     expect(lines.filter((line) => line.event === 'egress_refused')).toHaveLength(1)
   })
 
@@ -122,5 +121,66 @@ describe('egress proxy', () => {
     gate.close()
     await closed
     expect(open.socket.destroyed).toBe(true)
+  })
+
+  it('cuts a host the job gives up on: its open tunnel ends, a new one is refused at once, and the record says why; other hosts go on', async () => {
+    const open = await tunnel(`site.example:${port}`)
+    expect(open.status).toBe('HTTP/1.1 200 Connection Established')
+    const closed = new Promise<void>((resolve) => open.socket.once('close', () => resolve()))
+    gate.cut(`site.example:${port}`, 'still loading 1.0 s after the page’s own resources were in')
+    await closed
+    const again = await tunnel(`site.example:${port}`)
+    expect(again.status).toBe('HTTP/1.1 403 Forbidden')
+    again.socket.destroy()
+    expect(gate.unreached.get(`site.example:${port}`)).toEqual({ kind: 'cut', reason: 'still loading 1.0 s after the page’s own resources were in' })
+    // Refused without asking the resolver again.
+    expect(lookups).toEqual(['site.example'])
+    // The next job on the same gate starts with nothing cut.
+    gate.reset()
+    const next = await tunnel(`site.example:${port}`)
+    expect(next.status).toBe('HTTP/1.1 200 Connection Established')
+    next.socket.destroy()
+  })
+
+  it('lets out only the page’s own host when told to, and says so for the others', async () => {
+    gate.only([`site.example:${port}`])
+    const other = await tunnel('elsewhere.example:443')
+    expect(other.status).toBe('HTTP/1.1 403 Forbidden')
+    other.socket.destroy()
+    expect(lookups).toEqual([])
+    expect(gate.unreached.get('elsewhere.example:443')?.kind).toBe('blocked')
+    const own = await tunnel(`site.example:${port}`)
+    expect(own.status).toBe('HTTP/1.1 200 Connection Established')
+    own.socket.destroy()
+  })
+})
+
+describe('egress gate: a name whose answer never comes', () => {
+  it('gives up on it within its own bound, and a cut ends the wait at once', async () => {
+    const silent = createEgressProxy(() => new Promise(() => {}), () => {}, 300)
+    try {
+      const bounded = await silent.open()
+      const socketTo = (authority: string): Promise<{ status: string; ms: number }> => {
+        const started = Date.now()
+        return new Promise((resolve, reject) => {
+          const socket = connect(Number(new URL(bounded.server).port), '127.0.0.1', () => socket.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`))
+          socket.once('data', (chunk: Buffer) => {
+            resolve({ status: chunk.toString('latin1').split('\r\n')[0]!, ms: Date.now() - started })
+            socket.destroy()
+          })
+          socket.once('close', () => resolve({ status: 'closed', ms: Date.now() - started }))
+          socket.once('error', reject)
+        })
+      }
+      expect((await socketTo('lost.example:443')).status).toBe('HTTP/1.1 403 Forbidden')
+      expect(bounded.unreached.get('lost.example:443')).toEqual({ kind: 'unreachable', reason: 'lost.example did not resolve within 0.3 s' })
+      // Cut while the name is still being looked up: the tunnel ends without waiting for the bound.
+      const waiting = socketTo('stalled.example:443')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      bounded.cut('stalled.example:443', 'cut')
+      expect((await waiting).status).toBe('closed')
+    } finally {
+      await silent.close()
+    }
   })
 })

@@ -34,7 +34,8 @@ describe.skipIf(!findChromium())('egress proxy', () => {
   }, 240_000)
 
   it('the same pages reach the canaries when the policy is open: the vectors are live', async () => {
-    const live = ['/redirect', '/redirect-localhost-dot', '/stylesheet', '/stylesheet-redirect', '/import', '/image', '/fetch', '/websocket', '/worker', '/iframe', '/popup', '/webrtc', '/prefetch', '/speculation']
+    // Not WebRTC: the browser sends no UDP outside its proxy in any mode, so that vector is shut with the policy open too.
+    const live = ['/redirect', '/redirect-localhost-dot', '/stylesheet', '/stylesheet-redirect', '/import', '/image', '/fetch', '/websocket', '/worker', '/iframe', '/popup', '/prefetch', '/speculation']
     const outcomes = await runVectors(lab, { allowPrivateNetworks: true }, live)
     for (const path of live) expect({ path, reached: outcomes.get(path)!.hits > 0 }).toEqual({ path, reached: true })
     expect(outcomes.get('/stylesheet')!.css).toContain(SITE_CSS.slice(0, 8))

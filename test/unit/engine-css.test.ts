@@ -61,7 +61,7 @@ describe('rebaseUrl', () => {
 
 describe('CriticalCss', () => {
   it('keeps the rules the answers keep, in order, and what they use', () => {
-    const sheet = combineSheets(
+    const { sheet } = combineSheets(
       [{ text: ':root{--a:1px;--b:2px;--bar-transition-height:3px}@font-face{font-family:X;src:url(x.woff2)}.a{margin:var(--a);font-family:X;height:var(--bar-transition-height);transition:height 1s}.b{margin:var(--b)}@media (min-width:900px){.a{padding:0}.b{padding:0}}', base: 'https://s.test/css/s.css', media: '' }],
       () => undefined,
       'https://s.test/',

@@ -1,0 +1,80 @@
+/**
+ * What one load of a page does on the network, as the browser reports it: the requests still
+ * in flight, the stylesheets it received (their bodies are read later, once per job) or could
+ * not get, the hosts its main frame navigated to, and how its latest navigation ended.
+ */
+import type { Page, Request, Response } from 'playwright-core'
+import { authorityOf } from './egress.ts'
+
+/** The kinds of another host's requests that hold a page: what shapes its first screen or holds its parser. */
+const HOLDING_TYPES = new Set(['stylesheet', 'script', 'font', 'fetch', 'xhr'])
+
+export class PageNetwork {
+  /** The page's requests not yet finished or failed. */
+  readonly inFlight = new Set<Request>()
+  /** Stylesheet responses by every URL of their redirect chain. */
+  readonly responses = new Map<string, Response>()
+  /** Stylesheets whose request failed (a cut host, a refused or unreachable one, a reset), by every URL of their chain. */
+  readonly failedSheets = new Set<string>()
+  /** The `host:port`s the main frame's navigations went to, in order: a refusal of one of them is the page's. */
+  readonly navigations: string[] = []
+  /** Every `host:port` the page sent a request to: the browser's own background requests go through the same gate, and are not the page's. */
+  readonly authorities = new Set<string>()
+  /** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
+  failure: string | null = null
+
+  constructor(page: Page) {
+    page.on('request', (request) => {
+      this.inFlight.add(request)
+      const reached = authorityOf(request.url())
+      if (reached !== null) this.authorities.add(reached)
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
+        const authority = authorityOf(request.url())
+        if (authority !== null && !this.navigations.includes(authority)) this.navigations.push(authority)
+      }
+    })
+    page.on('requestfinished', (request) => this.inFlight.delete(request))
+    page.on('requestfailed', (request) => {
+      this.inFlight.delete(request)
+      if (request.resourceType() === 'stylesheet') for (const hop of chainOf(request)) this.failedSheets.add(hop)
+      const error = request.failure()?.errorText ?? 'failed'
+      // An aborted navigation (another one overtook it, a download) leaves the page where it was.
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame() && error !== 'net::ERR_ABORTED') this.failure = `a page that could not be loaded (${error})`
+    })
+    page.on('response', (response) => {
+      const request = response.request()
+      if (request.resourceType() === 'stylesheet' && response.ok()) for (const hop of chainOf(request)) this.responses.set(hop, response)
+      if (!request.isNavigationRequest() || response.frame() !== page.mainFrame() || (response.status() >= 300 && response.status() < 400)) return
+      this.failure = response.ok() ? null : `a page that answered HTTP ${response.status()}`
+    })
+  }
+
+  /** Whether `request` is the page's own: its `host:port` is the one the page is on now. */
+  static isOwn(request: Request, page: Page): boolean {
+    const authority = authorityOf(request.url())
+    return authority === null || authority === authorityOf(page.url())
+  }
+
+  /** Requests of the page's own in flight. */
+  ownInFlight(page: Page): Request[] {
+    return [...this.inFlight].filter((request) => PageNetwork.isOwn(request, page))
+  }
+
+  /** Another host's requests in flight that hold the page (its scripts, stylesheets, fonts, fetches), by `host:port`. */
+  holdingHosts(page: Page): Map<string, Request[]> {
+    const hosts = new Map<string, Request[]>()
+    for (const request of this.inFlight) {
+      if (PageNetwork.isOwn(request, page) || !HOLDING_TYPES.has(request.resourceType())) continue
+      const authority = authorityOf(request.url())!
+      hosts.set(authority, [...(hosts.get(authority) ?? []), request])
+    }
+    return hosts
+  }
+}
+
+/** Every URL a request went through: the first one asked for, each redirect, the last. */
+function chainOf(request: Request): string[] {
+  const urls: string[] = []
+  for (let hop: Request | null = request; hop; hop = hop.redirectedFrom()) urls.push(hop.url())
+  return urls
+}
