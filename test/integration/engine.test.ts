@@ -11,7 +11,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createClient } from '../../src/client/client.ts'
 import { createChromiumEngine, type ChromiumEngine, type ChromiumEngineOptions } from '../../src/engine/chromium.ts'
 import { EngineError } from '../../src/engine/engine.ts'
-import { createEgressProxy } from '../../src/service/egress.ts'
 import { createNetworkPolicy } from '../../src/service/network.ts'
 import { startService } from '../../src/service/server.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
@@ -368,11 +367,12 @@ describe('Chromium engine: failures', () => {
     expect(await generate('/scripted.html')).toBe(landed)
   })
 
-  it('a page whose parser a script of a silent host holds past the load bound fails render_failed naming the host, not empty CSS', async () => {
-    const error = await generate('/blocked-parser.html').catch((caught: unknown) => caught)
+  it('told to wait for other hosts, a page whose parser a script of a silent host holds past the load bound fails render_failed naming that host, never the page’s own server', async () => {
+    const error = await engine
+      .generate({ url: `${site.origin}/blocked-parser.html`, viewports: [DESKTOP], signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000, thirdParty: 'wait' })
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(EngineError)
-    expect((error as EngineError).code).toBe('render_failed')
-    expect((error as EngineError).message).toContain(`still being parsed when its load bound ended, waiting on ${new URL(blackHole.origin).host}`)
+    expect(error).toMatchObject({ code: 'render_failed', message: `The page was still being parsed when its load bound ended, waiting on ${new URL(blackHole.origin).host}; its first screen is not known.` })
   })
 
   it('a page with more CSS than the engine parses fails render_failed, saying how much, not internal', async () => {
@@ -388,8 +388,7 @@ describe('Chromium engine: failures', () => {
   it('refuses what its egress refuses: the page with blocked_url, a subresource by leaving its rules out', async () => {
     // The site is let out by name; the other loopback server is refused as loopback.
     const policy = createNetworkPolicy({ allowPrivateNetworks: false, allowOrigins: [site.origin], resolve: async () => [] })
-    const egress = createEgressProxy(policy, () => {})
-    const guarded = createChromiumEngine({ egress: () => egress.open() } satisfies ChromiumEngineOptions)
+    const guarded = createChromiumEngine({ admit: (host, port, schemes) => policy.admit(host, port, schemes) } satisfies ChromiumEngineOptions)
     try {
       const css = await generate('/blog/post.html', [DESKTOP], guarded)
       expect(css).toContain('.hero{background-image:url(/blog/img/i.png)}')
@@ -398,7 +397,6 @@ describe('Chromium engine: failures', () => {
       expect((error as EngineError).code).toBe('blocked_url')
     } finally {
       await guarded.close()
-      await egress.close()
     }
   })
 

@@ -1,0 +1,197 @@
+/**
+ * The Chromium engine on a hostile network, all of it on loopback: a host that takes the
+ * connection and never answers (plain http, and https through a tunnel), a host that answers
+ * after 5 s, a name whose DNS answer never comes (a UDP server that swallows every query),
+ * and a page whose own stylesheet is slow. A third-party host never decides a page's fate:
+ * the job is done, with the CSS of the page without that host, and says what it went without.
+ * Each job is given an abort signal well short of the engine's own bounds: finishing with
+ * CSS means it did not wait for the host.
+ */
+import { createSocket, type Socket as UdpSocket } from 'node:dgram'
+import { Resolver } from 'node:dns/promises'
+import { createServer as createHttpServer } from 'node:http'
+import { createServer, type Server, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { ThirdPartyPolicy } from '../../src/contract/api-contract.ts'
+import { findChromium } from '../../src/engine/browser.ts'
+import { createChromiumEngine, type ChromiumEngine } from '../../src/engine/chromium.ts'
+import type { Admit } from '../../src/engine/egress.ts'
+import type { EngineResult } from '../../src/engine/engine.ts'
+import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
+
+const DESKTOP = { width: 1300, height: 900 }
+/** Past any bound the engine sets itself: a job that is not cut short by the engine runs into the test's signal instead. */
+const PATIENT = { loadTimeoutMs: 120_000, fontsTimeoutMs: 120_000, navigationTimeoutMs: 120_000 }
+/** The test's own end for a job: well past the third-party bound (1 s), well short of 120 s. */
+const JOB_MS = 8000
+
+const OWN_CSS = '.hero{height:300px;background:#123}.title{font:32px/1.2 serif;color:#fff}.below{margin-top:2000px;color:red}'
+const page = (head: string): string =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>t</title><link rel="stylesheet" href="/own.css">${head}</head><body><section class="hero"><h1 class="title">Title</h1></section><p class="below">Below</p></body></html>`
+
+/** A TCP server that takes every connection and says nothing, ever. */
+async function silentHost(): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>()
+  let connections = 0
+  const server: Server = createServer((socket) => {
+    connections++
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** A DNS server on UDP loopback that receives every query and answers none: a name whose answer is lost. */
+async function silentDns(): Promise<{ port: number; queries: () => number; close(): Promise<void> }> {
+  const socket: UdpSocket = createSocket('udp4')
+  let queries = 0
+  socket.on('message', () => queries++)
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  return { port: socket.address().port, queries: () => queries, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) }
+}
+
+let site: StaticServer
+let slow: StaticServer
+let silent: Awaited<ReturnType<typeof silentHost>>
+let dns: Awaited<ReturnType<typeof silentDns>>
+let engine: ChromiumEngine
+/** Names of the test's own: `lost.test` asks the silent DNS server; every IP literal is itself. */
+let admit: Admit
+
+const files: Record<string, string | ServedFile> = {}
+
+beforeAll(async () => {
+  silent = await silentHost()
+  dns = await silentDns()
+  slow = await serveFiles({ '/late.css': { body: '.title{color:gold}', hold: () => sleep(5000) }, '/late.js': { body: '', hold: () => sleep(5000) } })
+  const hang = `http://127.0.0.1:${silent.port}`
+  const hangTls = `https://127.0.0.1:${silent.port}`
+  Object.assign(files, {
+    '/own.css': OWN_CSS,
+    '/plain.html': page(''),
+    '/head-script.html': page(`<script src="${hangTls}/lib.js"></script>`),
+    '/head-stylesheet.html': page(`<link rel="stylesheet" href="${hang}/theme.css">`),
+    '/font.html': page(`<style>@font-face{font-family:Far;src:url(${hang}/far.woff2)}.title{font-family:Far,serif}</style>`),
+    '/async-script.html': page(`<script async src="${hangTls}/tag.js"></script>`),
+    '/late-host.html': page(`<link rel="stylesheet" href="${slow.origin}/late.css"><script src="${slow.origin}/late.js"></script>`),
+    '/lost-name.html': page(`<script src="http://lost.test:${silent.port}/lib.js"></script>`),
+    '/slow-own.html': page('<link rel="stylesheet" href="/slow-own.css">'),
+    '/slow-own.css': { body: '.title{letter-spacing:2px}', hold: () => sleep(2500) },
+  })
+  site = await serveFiles(files)
+  const resolver = new Resolver({ timeout: 60_000, tries: 1 })
+  resolver.setServers([`127.0.0.1:${dns.port}`])
+  admit = async (host) => {
+    if (/^[\d.]+$/.test(host)) return { addresses: [host] }
+    const addresses = await resolver.resolve4(host)
+    return { addresses }
+  }
+  engine = createChromiumEngine({ ...PATIENT, admit })
+})
+
+afterAll(async () => {
+  await engine?.close()
+  await Promise.all([site?.close(), slow?.close(), silent?.close(), dns?.close()])
+})
+
+function render(path: string, thirdParty?: ThirdPartyPolicy, target: ChromiumEngine = engine): Promise<EngineResult> {
+  return target.generate({
+    url: `${site.origin}${path}`,
+    viewports: [DESKTOP],
+    signal: AbortSignal.timeout(JOB_MS),
+    deadline: Date.now() + 120_000,
+    ...(thirdParty ? { thirdParty } : {}),
+  })
+}
+
+describe.skipIf(!findChromium())('Chromium engine: a third-party host never decides a page’s fate', () => {
+  it('a head script, a head stylesheet, a font or an async script of a host that never answers: done, with the CSS of the page without it, and the host named', async () => {
+    const plain = await render('/plain.html')
+    expect(plain.css).toContain('.hero{height:300px;background:#123}')
+    expect(plain.network).toEqual({ skippedHosts: [], unreadStylesheets: [] })
+    const host = `127.0.0.1:${silent.port}`
+    for (const path of ['/head-script.html', '/head-stylesheet.html', '/async-script.html']) {
+      const held = await render(path)
+      expect({ path, css: held.css }).toEqual({ path, css: plain.css })
+      expect({ path, hosts: held.network?.skippedHosts }).toEqual({ path, hosts: [{ host, reason: 'still loading 1.0 s after the page’s own resources were in' }] })
+    }
+    // The stylesheet that never came is not in the CSS, so the page's link to it must stay as it is.
+    expect((await render('/head-stylesheet.html')).network?.unreadStylesheets).toEqual([`http://${host}/theme.css`])
+    const font = await render('/font.html')
+    expect(font.css).toContain('.title{font-family:Far,serif}')
+    expect(font.css).toContain(`@font-face{font-family:Far;src:url(http://${host}/far.woff2)}`)
+    expect(font.network?.skippedHosts.map((skipped) => skipped.host)).toEqual([host])
+  })
+
+  it('a host that answers after 5 s is cut as well; told to wait, the page waits for it and keeps its rules', async () => {
+    const cut = await render('/late-host.html')
+    expect(cut.css).toBe((await render('/plain.html')).css)
+    expect(cut.network?.unreadStylesheets).toEqual([`${slow.origin}/late.css`])
+    const waited = await render('/late-host.html', 'wait')
+    expect(waited.css).toContain('.title{color:gold}')
+    expect(waited.network).toEqual({ skippedHosts: [], unreadStylesheets: [] })
+  })
+
+  it('a name whose DNS answer never comes costs the same bound, and the gate asked the DNS server for it', async () => {
+    const before = dns.queries()
+    const lost = await render('/lost-name.html')
+    expect(lost.css).toBe((await render('/plain.html')).css)
+    expect(lost.network?.skippedHosts).toEqual([{ host: `lost.test:${silent.port}`, reason: 'still loading 1.0 s after the page’s own resources were in' }])
+    expect(dns.queries()).toBeGreaterThan(before)
+  })
+
+  it('block: no other host is contacted at all, and the page is done with its own CSS', async () => {
+    const before = silent.connections()
+    const blocked = await render('/head-stylesheet.html', 'block')
+    expect(blocked.css).toBe((await render('/plain.html')).css)
+    expect(silent.connections()).toBe(before)
+    expect(blocked.network?.skippedHosts).toEqual([{ host: `127.0.0.1:${silent.port}`, reason: 'only the page’s own hosts are contacted' }])
+    expect(blocked.network?.unreadStylesheets).toEqual([`http://127.0.0.1:${silent.port}/theme.css`])
+  })
+
+  it('the page’s own stylesheet, slow to come, is waited for within the load bound: its rules are in', async () => {
+    const own = await render('/slow-own.html')
+    expect(own.css).toContain('.title{letter-spacing:2px}')
+    expect(own.network).toEqual({ skippedHosts: [], unreadStylesheets: [] })
+  })
+})
+
+describe.skipIf(!findChromium())('Chromium engine: same input, same bytes', () => {
+  it('a page rendered cold, and on a warm page whose cache revalidates its stylesheet (304), gives the same CSS: the stylesheet’s own text', async () => {
+    const text = '.hero{color:#222;margin:0;background:RED}.title{transform:translate(0,0)}'
+    // An ETag and no-cache: the tenant's warm page asks again and is told 304, its body comes from the cache.
+    const server = createHttpServer((req, res) => {
+      if (req.url === '/kept.css') {
+        if (req.headers['if-none-match'] === '"v1"') return void res.writeHead(304, { etag: '"v1"', 'cache-control': 'no-cache' }).end()
+        return void res.writeHead(200, { 'content-type': 'text/css', etag: '"v1"', 'cache-control': 'no-cache' }).end(text)
+      }
+      res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' }).end(page('<link rel="stylesheet" href="/kept.css">'))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      const run = (path: string, tenant?: string): Promise<string> =>
+        engine.generate({ url: `${origin}${path}`, viewports: [DESKTOP], signal: AbortSignal.timeout(JOB_MS), deadline: Date.now() + 120_000, ...(tenant ? { tenant } : {}) }).then((result) => result.css)
+      const cold = await run('/a')
+      expect(cold).toContain('.hero{color:#222;margin:0;background:RED}')
+      for (const path of ['/a', '/b', '/c']) expect({ path, css: await run(path, 'tenant-warm') }).toEqual({ path, css: cold })
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})
