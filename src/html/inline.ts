@@ -20,6 +20,11 @@ export interface InlineOptions {
   loaderSrc?: string
   /** CSP nonce for the inserted `<style>`, the preload links and the loader's `<script>`. */
   nonce?: string
+  /**
+   * Stylesheets the critical CSS does not cover (the render could not read them), by their
+   * `href` as written: their links stay as they are, blocking, since first paint needs them.
+   */
+  keepBlocking?: (href: string) => boolean
 }
 
 /** One edit of the input: `input.slice(start, end)` became `text`. */
@@ -72,6 +77,7 @@ interface CheckedInput {
   strategy: PreloadStrategy
   nonce: string | undefined
   loaderSrc: string | undefined
+  keepBlocking: (href: string) => boolean
 }
 
 function checkInput(html: unknown, css: unknown, options: InlineOptions): CheckedInput {
@@ -93,7 +99,8 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): Checke
   if (STRATEGIES[strategy].asset !== null && loaderSrc === undefined) {
     throw new TypeError("The `loader` strategy needs the `loaderSrc` option: the URL the page loads the loader script from (serve `LOADER_SCRIPT` there), or choose `preload: 'body'`, which needs no script.")
   }
-  return { strategy, nonce, loaderSrc }
+  if (options.keepBlocking !== undefined && typeof options.keepBlocking !== 'function') throw new TypeError('The `keepBlocking` option must be a function of a stylesheet link’s href.')
+  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false) }
 }
 
 /**
@@ -102,7 +109,7 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): Checke
  * css changes nothing.
  */
 export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
-  const { strategy, nonce, loaderSrc } = checkInput(html, css, options)
+  const { strategy, nonce, loaderSrc, keepBlocking } = checkInput(html, css, options)
   if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], stillBlocking: [], edits: [] }
 
   const rules = STRATEGIES[strategy]
@@ -124,7 +131,11 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
     edits.push({ start: outline.headPlace, end: outline.headPlace, text: `<head>${style}</head>` })
   }
 
-  const rewritten = rules.rewritable(outline, blocking)
+  // A link kept blocking is one the strategy may not touch: to `body` it is a fixed point of the cascade.
+  const rewritten = rules.rewritable(
+    outline,
+    blocking.filter((link) => !keepBlocking(asciiTrim(attribute(link, 'href')?.value ?? ''))),
+  )
   let atBodyEnd = ''
   for (const [index, link] of rewritten.entries()) {
     const edit = rules.rewrite(html, link, { nonce, loaderSrc, last: index === rewritten.length - 1 })

@@ -263,6 +263,18 @@ describe('links left alone', () => {
       html: '<head></head><body><link rel="stylesheet" href="/late.css"></body>',
       expected: `<head>${STYLE}</head><body><link rel="stylesheet" href="/late.css"></body>`,
     },
+    {
+      name: 'one the render could not read (keepBlocking): it stays blocking, the others are deferred',
+      html: '<head><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="https://cdn.test/x.css"></head>',
+      options: { preload: 'swap', keepBlocking: (href) => href === 'https://cdn.test/x.css' },
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/a.css"></noscript><link rel="stylesheet" href="https://cdn.test/x.css"></head>`,
+    },
+    {
+      name: 'one the render could not read, under body: the links before it stay in place too, so the cascade keeps its order',
+      html: '<head><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="https://cdn.test/x.css"></head><body></body>',
+      options: { preload: 'body', keepBlocking: (href) => href === 'https://cdn.test/x.css' },
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="https://cdn.test/x.css"></head><body></body>`,
+    },
   ])
 })
 
