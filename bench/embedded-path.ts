@@ -42,7 +42,7 @@ async function throughService(jobMs: number): Promise<number[]> {
   const token = createToken()
   const service = await startService({ host: '127.0.0.1', port: 0, tokens: [{ token, plan: 'ent' }], engine: createStubEngine(() => ({ delayMs: jobMs })), allowPrivateNetworks: true, workers: WORKERS, shutdownGraceMs: 0, log: () => {} })
   const client = createClient({ baseUrl: service.url, token, checkInterval: CHECK_INTERVAL })
-  const renderer = clientRenderer(client, { viewports, concurrency: PAGES_PER_WORKER * WORKERS, advice: () => null })
+  const renderer = clientRenderer(client, { viewports, thirdParty: null, concurrency: PAGES_PER_WORKER * WORKERS, advice: () => null })
   const latencies: number[] = []
   try {
     await inParallel(PAGES, renderer.concurrency, async (i) => {

@@ -27,6 +27,8 @@ Options:
   --viewports LIST        viewports to cover, like 1300x900,412x915 (the default)
   --preload STRATEGY      loader (default), body, media, swap or none
   --nonce VALUE           CSP nonce for the inlined <style>
+  --third-party POLICY    other hosts than the page's own: cut (default: went on
+                          without once they hold the page ~1 s), wait, or block
   --strict                exit 1 when any page could not get critical CSS
   --report FILE           also write the report as JSON to FILE
   --concurrency N         most pages in flight at once
@@ -49,6 +51,7 @@ const FLAGS = {
   viewports: { type: 'string' },
   preload: { type: 'string' },
   nonce: { type: 'string' },
+  'third-party': { type: 'string' },
   strict: { type: 'boolean' },
   report: { type: 'string' },
   concurrency: { type: 'string' },
@@ -93,6 +96,7 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
     ...(values.viewports !== undefined ? { viewports: viewports(values.viewports) } : {}),
     ...(values.preload !== undefined ? { preload: values.preload as PreloadStrategy } : {}),
     ...(values.nonce !== undefined ? { nonce: values.nonce } : {}),
+    ...(values['third-party'] !== undefined ? { thirdParty: values['third-party'] as NonNullable<DirectoryOptions['thirdParty']> } : {}),
     ...(values.strict ? { strict: true } : {}),
     ...(values.report !== undefined ? { report: values.report } : {}),
     ...(values.concurrency !== undefined ? { concurrency: wholeNumber('concurrency', values.concurrency) } : {}),

@@ -12,6 +12,7 @@ import {
   TOKEN_PATTERN,
   checkPageUrl,
   checkViewports,
+  checkThirdParty,
 } from '../contract/api-contract.ts'
 import type { GenerateOptions, JobsQuery } from './types.ts'
 
@@ -76,6 +77,8 @@ export function checkGenerate(url: string, options: GenerateOptions, freshKey: (
   if (urlProblem) throw new TypeError(`generate(): ${urlProblem}.`)
   const viewportProblem = checkViewports(options.viewports)
   if (viewportProblem) throw new TypeError(`generate(): ${viewportProblem}.`)
+  const thirdPartyProblem = checkThirdParty(options.thirdParty)
+  if (thirdPartyProblem) throw new TypeError(`generate(): ${thirdPartyProblem.replace(/^third_party/, 'thirdParty')}.`)
   const key = options.idempotencyKey ?? freshKey()
   if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new TypeError('generate(): idempotencyKey must be 1–255 printable ASCII characters.')
   return key

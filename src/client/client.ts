@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Dispatcher } from 'undici'
-import { API_PATHS, parseJob, parseJobData } from '../contract/api-contract.ts'
+import { API_PATHS, generateRequestToWire, parseJob, parseJobData } from '../contract/api-contract.ts'
 import { CHECK_INTERVAL } from './check-planner.ts'
 import { checkBaseUrl, checkDuration, checkGenerate, checkJobId, checkJobTimes, checkToken, jobsSearch } from './checks.ts'
 import { CriticalCssError, describeBaseUrl } from './errors.ts'
@@ -142,7 +142,7 @@ async function generate(parts: Parts, url: string, options: GenerateOptions): Pr
   const { value, retryAfterMs } = await parts.send<GenerateResult>({
     method: 'POST',
     path: API_PATHS.generate,
-    body: options.viewports ? { url, viewports: options.viewports } : { url },
+    body: generateRequestToWire({ url, viewports: options.viewports, thirdParty: options.thirdParty }),
     headers: { 'idempotency-key': key },
     expected: [200, 202],
     parse: (answer) => (answer.status === 200 ? parseJobData(answer.json) : parseJob(answer.json)),

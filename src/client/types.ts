@@ -4,7 +4,7 @@
  * one place.
  */
 import type { Dispatcher } from 'undici'
-import type { Job, JobData, JobStatus, Usage, Viewport } from '../contract/api-contract.ts'
+import type { Job, JobData, JobStatus, ThirdPartyPolicy, Usage, Viewport } from '../contract/api-contract.ts'
 import type { CriticalCssError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import type { PaceLimit } from './rate-window.ts'
@@ -77,6 +77,8 @@ export interface RequestOptions {
 
 export interface GenerateOptions extends RequestOptions {
   viewports?: Viewport[]
+  /** What the render does with other hosts than the page's own (`third_party`); a service that does not know it ignores it. Default: the service's (`cut`). */
+  thirdParty?: ThirdPartyPolicy
   /** Same key + token within 24 h returns the first job. Default: a fresh key per call, reused by its retries. */
   idempotencyKey?: string
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
-import type { Viewport } from '../contract/api-contract.ts'
+import type { JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 import { writeFileAtomic } from './files.ts'
 import { DEFAULT_CACHE_DIR, type ResolvedOptions } from './options.ts'
 
@@ -18,6 +18,8 @@ export interface CacheKeyParts {
   service: string
   url: string
   viewports: readonly Viewport[]
+  /** What the render did with other hosts (null or absent: the service's default). */
+  thirdParty?: ThirdPartyPolicy | null
   /**
    * What the result was made from, when the plugin knows it (embedded mode renders this
    * build): hashes of the page's HTML and of every stylesheet it links, so an unchanged
@@ -28,6 +30,8 @@ export interface CacheKeyParts {
 
 export interface CachedResult {
   css: string
+  /** What the render went without; null for none (and for entries written before it was kept). */
+  network: JobNetwork | null
   /** ms since the epoch. */
   createdAt: number
 }
@@ -36,12 +40,15 @@ const entrySchema = z.object({
   format: z.literal(FORMAT),
   key: z.string(),
   css: z.string(),
+  network: z.object({ skippedHosts: z.array(z.object({ host: z.string(), reason: z.string() })), unreadStylesheets: z.array(z.string()) }).nullable().optional(),
   createdAt: z.number(),
 })
 
 export function cacheKey(parts: CacheKeyParts): string {
   const viewports = parts.viewports.map((viewport) => [viewport.width, viewport.height])
-  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports, parts.contents ?? []])).digest('hex')
+  // The service's default policy keeps the key it had before the option existed.
+  const policy = parts.thirdParty == null ? [] : [parts.thirdParty]
+  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports, parts.contents ?? [], ...policy])).digest('hex')
 }
 
 /** Where a build's cache lives (its results, and remote mode's job times); null with the cache off. */
@@ -77,7 +84,7 @@ export function cacheDirectory(dir: string | null, root: string): string {
 export interface ResultCache {
   /** The result stored under `key`, if there is one younger than the ttl. */
   get(key: string): Promise<CachedResult | null>
-  set(key: string, css: string): Promise<void>
+  set(key: string, result: Omit<CachedResult, 'createdAt'>): Promise<void>
 }
 
 /**
@@ -125,10 +132,10 @@ export function createResultCache(options: { dir: string; ttlMs: number; now?: (
       }
       const age = now() - entry.createdAt
       if (entry.key !== key || age < 0 || age >= options.ttlMs) return null
-      return { css: entry.css, createdAt: entry.createdAt }
+      return { css: entry.css, network: entry.network ?? null, createdAt: entry.createdAt }
     },
-    async set(key, css) {
-      const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, createdAt: now() }
+    async set(key, { css, network }) {
+      const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, ...(network ? { network } : {}), createdAt: now() }
       await writeFileAtomic(fileOf(key), JSON.stringify(entry))
     },
   }

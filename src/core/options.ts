@@ -8,7 +8,7 @@
 import { z } from 'zod'
 import type { RateLimitOption } from '../client/types.ts'
 import { describeBaseUrl } from '../client/errors.ts'
-import { DEFAULT_VIEWPORTS, TOKEN_PATTERN, VIEWPORT_LIMITS, type Viewport } from '../contract/api-contract.ts'
+import { DEFAULT_VIEWPORTS, THIRD_PARTY_POLICIES, TOKEN_PATTERN, VIEWPORT_LIMITS, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
 import { NONCE_PATTERN } from '../html/inline.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
@@ -71,6 +71,16 @@ export interface Options {
    * `script-src 'self'`. `'body'` needs no script at all, but holds up module scripts.
    */
   preload?: PreloadStrategy
+  /**
+   * What a render does with hosts other than the page's own (CDNs, font and script hosts).
+   * `'cut'` (the service's default): once the page's own resources are in, another host that
+   * still holds the page gets about a second, then the page goes on without it, as a browser
+   * does after a network error; a stylesheet it did not get keeps its blocking link. `'wait'`:
+   * waited for like the page's own (for a first screen that depends on a slow third party).
+   * `'block'`: never contacted, so a build gives the same output offline. Sent to a remote
+   * service as `third_party`; a service that does not know it ignores it.
+   */
+  thirdParty?: ThirdPartyPolicy
   /** Nonce put on the inlined `<style>`, the preload links and the loader's `<script>`, for a CSP with nonces. Default: none. */
   nonce?: string
   /**
@@ -134,6 +144,8 @@ export interface ResolvedOptions {
   siteUrl: URL | null
   viewports: Viewport[]
   preload: PreloadStrategy
+  /** Null: the service's default (`cut`), and nothing sent. */
+  thirdParty: ThirdPartyPolicy | null
   nonce: string | null
   /** Null: the mode sizes it (the plan's pace in remote mode, the browser's workers in embedded mode). */
   concurrency: number | null
@@ -194,6 +206,7 @@ const optionsShape = {
     .max(VIEWPORT_LIMITS.maxCount)
     .optional(),
   preload: z.enum(PRELOAD_STRATEGIES as [PreloadStrategy, ...PreloadStrategy[]]).optional(),
+  thirdParty: z.enum(THIRD_PARTY_POLICIES).optional(),
   nonce: z.string().regex(NONCE_PATTERN, 'must be a base64 or base64url value of at most 256 characters').optional(),
   concurrency: z.number().int().positive().optional(),
   timeout: positiveMs.optional(),
@@ -284,6 +297,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
     siteUrl: siteUrl === undefined ? null : directoryUrl(siteUrl),
     viewports: value.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
     preload: value.preload ?? DEFAULT_PRELOAD,
+    thirdParty: value.thirdParty ?? null,
     nonce: value.nonce ?? null,
     concurrency: value.concurrency ?? null,
     timeoutMs: value.timeout ?? DEFAULT_TIMEOUT_MS,

@@ -19,8 +19,12 @@ export interface PageReport {
   outcome: PageOutcome
   /** Why it failed, or what to know about it. */
   message: string | null
-  /** Stylesheets the inliner left render-blocking on purpose (it could not move them safely). */
+  /** Stylesheets the inliner left render-blocking on purpose (it could not move them safely, or the render could not read them). */
   stillBlocking: number
+  /** Other hosts the render went on without (cut when they held the page, unreachable, refused, or not contacted), and why. */
+  skippedHosts: { host: string; reason: string }[]
+  /** Stylesheets the render could not read (paths on the page's own origin, else URLs): their links stay blocking. */
+  unreadStylesheets: string[]
 }
 
 export interface BuildReport {

@@ -15,7 +15,8 @@ import type { BuildOutput } from './build-server.ts'
 import { createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
-import type { ModeRun, Renderer } from './modes/mode.ts'
+import type { ModeRun, Rendered, Renderer } from './modes/mode.ts'
+import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, type Page } from './pages.ts'
 import { createProgress, formatSummary, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
@@ -114,12 +115,14 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
 
   const reports = new Map<Page, PageReport>()
   const strategy = STRATEGIES[options.preload]
-  const finish = (page: PageWork, css: string, source: PageReport['source'], ms: number): void => {
+  const finish = (page: PageWork, { css, network }: Rendered, source: PageReport['source'], ms: number): void => {
     const { asset } = strategy
     const result = inlineCriticalCss(page.html!, css, {
       preload: options.preload,
       ...(asset ? { loaderSrc: assetUrl(input.base, page.file, asset.file) } : {}),
       ...(options.nonce ? { nonce: options.nonce } : {}),
+      // A stylesheet the render did not get is not in the CSS: first paint still needs its link.
+      keepBlocking: unreadSheet(network, page.url),
     })
     if (result.changed) updated.set(page.file, result.html)
     if (asset && result.deferred.length > 0) assets.set(asset.file, asset.text)
@@ -133,16 +136,20 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       outcome: result.changed ? 'inlined' : 'unchanged',
       message: result.changed ? null : css.trim() === '' ? 'the service found no above-the-fold CSS' : 'the page already has this critical CSS',
       stillBlocking,
+      skippedHosts: network?.skippedHosts ?? [],
+      unreadStylesheets: network?.unreadStylesheets ?? [],
     })
+    const skipped = skippedHostsLine(network)
+    if (skipped !== null) logger.info(`critical CSS: ${page.shown} ${skipped}${network!.unreadStylesheets.length ? `; ${network!.unreadStylesheets.length} stylesheet(s) it could not read stay blocking` : ''}`)
   }
   const leave = (page: PageWork, message: string): void => {
-    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, stillBlocking: 0 })
+    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [] })
   }
   const fail = (page: PageWork, message: string, source: PageReport['source'], ms: number): void => {
-    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0 })
+    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [] })
     logger.warn(`critical CSS for ${page.shown} (${page.file}) failed, page left unchanged: ${message}`)
   }
-  const keep = async (page: PageWork, css: string): Promise<void> => {
+  const keep = async (page: PageWork, rendered: Rendered): Promise<void> => {
     if (!cache || page.key === null || cacheWriteFailed) return
     // Kept for the page as it came and as it leaves: a run over its own output (a folder
     // processed twice) finds the CSS already there and changes nothing. A cache that
@@ -150,7 +157,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     try {
       const output = updated.get(page.file)
       const keys = new Set([page.key, ...(output === undefined ? [] : [await mode.cacheKey(page, output)])])
-      for (const key of keys) await cache.set(key, css)
+      for (const key of keys) await cache.set(key, rendered)
     } catch (error) {
       if (!cacheWriteFailed) logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
       cacheWriteFailed = true
@@ -164,7 +171,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
       page.key = cache ? await mode.cacheKey(page, page.html) : null
       const hit = page.key !== null ? await cache!.get(page.key) : null
-      if (hit) return finish(page, hit.css, 'cache', performance.now() - begun)
+      if (hit) return finish(page, hit, 'cache', performance.now() - begun)
       // Nothing in the head holds up first paint (CSS inline already, or deferred by an
       // earlier run): critical CSS would only repeat what paints with the page.
       if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no stylesheet link in its head to defer')
@@ -210,9 +217,9 @@ interface Outcomes {
   input: RunInput
   /** Time allowed for each page. */
   timeoutMs: number
-  finish(page: PageWork, css: string, source: PageReport['source'], ms: number): void
+  finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): void
   fail(page: PageWork, message: string, source: PageReport['source'], ms: number): void
-  keep(page: PageWork, css: string): Promise<void>
+  keep(page: PageWork, rendered: Rendered): Promise<void>
 }
 
 /**
@@ -236,9 +243,11 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
         try {
           if (accountError !== null) throw accountError
           signal.throwIfAborted()
-          const css = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal })
-          finish(page, css, 'service', performance.now() - begun)
-          await keep(page, css)
+          const { css, network } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal })
+          // Named as the page names them, so the notes still match from the cache in a later build.
+          const rendered = { css, network: localNotes(network, page.url) }
+          finish(page, rendered, 'service', performance.now() - begun)
+          await keep(page, rendered)
         } catch (error) {
           // An interrupt ends the run (it throws once every page stopped), not page by page.
           if (input.signal?.aborted) return

@@ -5,6 +5,7 @@
  * second run changes nothing; a failure leaves every file as it was.
  */
 import { spawn } from 'node:child_process'
+import { createServer, type AddressInfo } from 'node:net'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -116,6 +117,34 @@ describe('processDirectory, embedded mode', () => {
     const skipped = await processDirectory(otherDist, { cache: false, pages: ['/'] }, { root: other, logger: quiet(), env: {} })
     expect(skipped.report.pages.map((entry) => [entry.source, entry.outcome, entry.message])).toEqual([[null, 'unchanged', 'no stylesheet link in its head to defer']])
     expect(await tree(otherDist)).toEqual(processed)
+  }, 120_000)
+
+  it('a stylesheet of a host that never answers: the page is inlined with its own CSS, that link stays blocking, the report and the log name the host, and a second run is the same', async () => {
+    const silent = createServer((socket) => socket.on('error', () => {}))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const host = `127.0.0.1:${(silent.address() as AddressInfo).port}`
+    try {
+      const { root, dist } = await project()
+      const theirs = `<link rel="stylesheet" href="http://${host}/theme.css">`
+      await writeFile(join(dist, 'index.html'), page('index.html', `<link rel="stylesheet" href="/style.css">\n${theirs}\n`))
+      const logger = quiet()
+      const { report } = await processDirectory(dist, { preload: 'media', pages: ['/index.html'] }, { root, logger, env: {} })
+      const html = await readFile(join(dist, 'index.html'), 'utf8')
+      expect(CRITICAL.exec(html)?.[1]).toContain('.hero{')
+      // Its own stylesheet no longer blocks; the one the render never got is as it was.
+      expect(html).toContain('<link rel="stylesheet" href="/style.css" media="print" onload="this.media=\'all\'">')
+      expect(html).toContain(theirs)
+      const [entry] = report.pages
+      expect(entry).toMatchObject({ outcome: 'inlined', stillBlocking: 1, skippedHosts: [{ host, reason: 'still loading 1.0 s after the page’s own resources were in' }], unreadStylesheets: [`http://${host}/theme.css`] })
+      expect(logger.infos.filter((line) => line.includes(`went on without ${host}`))).toHaveLength(1)
+      // From the cache, the notes come back with the CSS: the same output.
+      await writeFile(join(dist, 'index.html'), page('index.html', `<link rel="stylesheet" href="/style.css">\n${theirs}\n`))
+      const again = await withoutBrowser(() => processDirectory(dist, { preload: 'media', pages: ['/index.html'] }, { root, logger: quiet(), env: {} }))
+      expect(again.report.pages[0]).toMatchObject({ source: 'cache', stillBlocking: 1 })
+      expect(await readFile(join(dist, 'index.html'), 'utf8')).toBe(html)
+    } finally {
+      silent.close()
+    }
   }, 120_000)
 
   it('leaves a page whose CSS is all inline as it is, without rendering it', async () => {

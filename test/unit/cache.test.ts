@@ -31,8 +31,8 @@ describe('result cache', () => {
     const cache = createResultCache({ dir, ttlMs: 1000, now: () => now })
     const key = cacheKey(parts)
     expect(await cache.get(key)).toBeNull()
-    await cache.set(key, 'p{margin:0}')
-    expect(await cache.get(key)).toEqual({ css: 'p{margin:0}', createdAt: 1_000_000 })
+    await cache.set(key, { css: 'p{margin:0}', network: null })
+    expect(await cache.get(key)).toEqual({ css: 'p{margin:0}', network: null, createdAt: 1_000_000 })
     now += 999
     expect(await cache.get(key)).not.toBeNull()
     now += 1

@@ -6,7 +6,7 @@
  */
 import { isJobData, type ClientEvent, type CriticalCssClient } from '../../client/types.ts'
 import { NotFoundError, formatSeconds } from '../../client/errors.ts'
-import type { Viewport } from '../../contract/api-contract.ts'
+import type { ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import { ConfigurationError, PLUGIN_NAME } from '../errors.ts'
 import type { BuildLogger } from '../report.ts'
 import type { Renderer } from './mode.ts'
@@ -31,14 +31,14 @@ export function advised(error: unknown, step: RenderStep, advice: Advice): unkno
   return error instanceof NotFoundError ? new ConfigurationError(error.message) : error
 }
 
-export function clientRenderer(client: CriticalCssClient, settings: { viewports: Viewport[]; concurrency: number; advice: Advice }): Renderer {
-  const { viewports, advice } = settings
+export function clientRenderer(client: CriticalCssClient, settings: { viewports: Viewport[]; thirdParty: ThirdPartyPolicy | null; concurrency: number; advice: Advice }): Renderer {
+  const { viewports, thirdParty, advice } = settings
   return {
     concurrency: settings.concurrency,
     async render(url, { deadline, signal }) {
       let answer: Awaited<ReturnType<CriticalCssClient['generate']>>
       try {
-        answer = await client.generate(url, { viewports, deadline, signal })
+        answer = await client.generate(url, { viewports, ...(thirdParty ? { thirdParty } : {}), deadline, signal })
       } catch (error) {
         // The client refuses a URL it cannot send (over 2,048 characters, say) before sending it.
         if (error instanceof TypeError) throw new ConfigurationError(`${PLUGIN_NAME}: page ${url.slice(0, 200)}: ${error.message}`)
@@ -46,7 +46,7 @@ export function clientRenderer(client: CriticalCssClient, settings: { viewports:
       }
       try {
         const data = isJobData(answer) ? answer : await client.waitForCss(answer, { deadline, signal })
-        return data.css ?? ''
+        return { css: data.css ?? '', network: data.network ?? null }
       } catch (error) {
         throw advised(error, 'wait', advice)
       }

@@ -98,7 +98,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
         async cacheKey(page, html) {
           const sheets = stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, page.url) ? [new URL(href, page.url)] : []))
           const contents = [sha256(renderKeyText(html)), ...(await Promise.all(sheets.map(stylesheetHash)))]
-          return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, contents })
+          return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, thirdParty: options.thirdParty, contents })
         },
         async renderer(count, logger) {
           const started = await start()
@@ -106,7 +106,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
           // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
-          return clientRenderer(client, { viewports: options.viewports, concurrency, advice: () => null })
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: () => null })
         },
       }
     },

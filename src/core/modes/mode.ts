@@ -4,6 +4,7 @@
  * instance has one mode (its build session picks it); the run (`core/run.ts`) only speaks
  * to these interfaces, so it has no mode of its own.
  */
+import type { JobNetwork } from '../../contract/api-contract.ts'
 import type { BuildOutput } from '../build-server.ts'
 import type { Page } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
@@ -55,6 +56,12 @@ export interface RenderOptions {
   signal: AbortSignal
 }
 
+/** A page's result: its critical CSS, and what the render went without (null: nothing, or a service that does not say). */
+export interface Rendered {
+  css: string
+  network: JobNetwork | null
+}
+
 export interface Renderer {
   /** Pages in flight at once. */
   readonly concurrency: number
@@ -63,5 +70,5 @@ export interface Renderer {
    * a base URL that is not the API, a page the service refuses) is a `ConfigurationError`
    * or a `BadRequestError`/`UnauthorizedError`, with the mode's hint in its message.
    */
-  render(url: string, options: RenderOptions): Promise<string>
+  render(url: string, options: RenderOptions): Promise<Rendered>
 }

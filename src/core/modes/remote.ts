@@ -93,12 +93,12 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
         name,
         plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
         shown: (page) => page.url,
-        cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports }),
+        cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty }),
         async renderer(count, logger, signal) {
           const { client, pace, hear } = start(cacheDir, signal)
           hear(logger)
           const concurrency = pagesInFlight(await pace, options, count)
-          return clientRenderer(client, { viewports: options.viewports, concurrency, advice: remoteAdvice })
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: remoteAdvice })
         },
       }
     },
