@@ -41,10 +41,13 @@ import { criticalOnly, rebaseUrls, stylesheetsOf } from './quality/html.ts'
 import { createBeasties, createPenthouse, installedVersion, type PenthouseRunner, type Timed } from './quality/peers.ts'
 import { createShooter, diff, PIXELMATCH_THRESHOLD, type Shooter } from './quality/shots.ts'
 
-/** Every host but loopback fails to resolve, in every browser of the run. */
+/**
+ * The screenshots' browser, the bench's instrument, resolves no host but loopback: the shots
+ * compare CSS, not whatever a CDN sends. The tools measured (ours, penthouse) meet the
+ * machine's network as their users do: no resolver rules.
+ */
 const OFFLINE = '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'
-/** The screenshot browser and penthouse's run with the engine's own flags. */
-const BROWSER_ARGS = [...chromiumFlags(), OFFLINE]
+const TOOL_ARGS = chromiumFlags()
 const VIEWPORTS: readonly Viewport[] = DEFAULT_VIEWPORTS
 const PIXEL_SLACK = 0.001
 const PENTHOUSE_BYTES_FACTOR = 1.15
@@ -108,10 +111,10 @@ async function attempt<T>(label: string, run: () => Promise<T>): Promise<T | nul
 /** One tenant for every job of the run, as one token's jobs are in the service. */
 const TENANT = 'bench'
 
-/** Ours, with no network guard (the corpus is on loopback) and the same offline flag as every browser here. */
+/** Ours as users run it: no browser flags; other hosts are cut once they hold a page (the default). */
 function createEngine(): Engine | null {
   if (process.env.BENCH_ENGINE === 'none') return null
-  return createChromiumEngine({ browserArgs: [OFFLINE] })
+  return createChromiumEngine()
 }
 
 async function generate(engine: Engine, url: string, viewports: Viewport[]): Promise<Timed> {
@@ -167,8 +170,8 @@ const rows: Row[] = []
 const worst = new Map<Tool, WorstShot>()
 
 try {
-  shooter = await createShooter(executablePath, BROWSER_ARGS)
-  penthouse = await createPenthouse(executablePath, BROWSER_ARGS)
+  shooter = await createShooter(executablePath, [...TOOL_ARGS, OFFLINE])
+  penthouse = await createPenthouse(executablePath, TOOL_ARGS)
   engine = createEngine()
   let warm = false
 

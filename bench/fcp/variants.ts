@@ -2,21 +2,19 @@
  * Every page of a site in each variant the bench loads: the page as built (`no plugin`),
  * with its stylesheets removed (`no CSS`: the script-timing baseline), our critical CSS
  * with each preload strategy, and beasties' output with its defaults. The critical CSS is
- * computed once per page, by the plugin's folder mode on a copy of the site (its Chromium
- * as offline as the bench's), and shared by every strategy. Variant pages are written to an overlay folder per variant (only the
+ * computed once per page, by the plugin's folder mode on a copy of the site (as users run
+ * it: no browser flags), and shared by every strategy. Variant pages are written to an overlay folder per variant (only the
  * HTML, plus the loader script for `loader`); the server falls back to the built site.
  */
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import BeastiesExport from 'beasties'
 import { Parser } from 'htmlparser2'
 import { processDirectory } from '../../src/core/directory.ts'
-import { findChromium, INSTALL_HINT } from '../../src/engine/browser.ts'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
 import type { PreloadStrategy } from '../../src/html/strategies.ts'
 import { LOADER_FILE, LOADER_SCRIPT } from '../../src/html/loader.ts'
 import { criticalOnly, stylesheetsOf } from '../quality/html.ts'
-import { OFFLINE } from './browser.ts'
 import { FCP_DIR, type BenchSite } from './sites.ts'
 
 export const STRATEGIES = ['loader', 'body', 'media', 'swap'] as const satisfies readonly PreloadStrategy[]
@@ -62,25 +60,6 @@ const CRITICAL_STYLE = /<style data-critical-css(?:\s[^>]*)?>([\s\S]*?)<\/style>
 const quiet = { info: () => {}, warn: (message: string) => console.error(`  ! plugin: ${message}`) }
 
 /**
- * The system Chromium behind a wrapper that adds the bench's offline resolver rules: the
- * plugin's embedded engine has no option for browser flags, and it finds its browser
- * through CHROME_PATH. Without the rules, a page's script on a CDN host waits on this
- * machine's DNS, at times 5 s: the engine's load timeout, after which it reads a page whose
- * parser never got past that script in the head, and finds almost nothing critical.
- */
-function offlineChromium(): string {
-  const chromium = findChromium()
-  if (!chromium) throw new Error(INSTALL_HINT)
-  const wrapper = join(FCP_DIR, 'chromium-offline.sh')
-  mkdirSync(FCP_DIR, { recursive: true })
-  writeFileSync(wrapper, `#!/bin/sh\nexec ${shellQuote(chromium)} ${shellQuote(OFFLINE)} "$@"\n`, { mode: 0o755 })
-  chmodSync(wrapper, 0o755)
-  return wrapper
-}
-
-const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`
-
-/**
  * Our critical CSS for every page of the site: the plugin's folder mode (embedded: its own
  * service and Chromium, no cache, `preload: 'none'` so only the style is added) on a copy,
  * then the text of the `<style data-critical-css>` it put into each page.
@@ -95,15 +74,10 @@ export async function criticalCssOf(site: BenchSite): Promise<Map<string, string
     const path = `/${file.split(sep).join('/')}`
     if (/\.html?$/i.test(path) && !wanted.has(path)) rmSync(join(copy, file))
   }
-  // env {}: a service configured in this shell would turn the run into remote mode.
-  const chromePath = process.env.CHROME_PATH
-  process.env.CHROME_PATH = offlineChromium()
-  try {
-    await processDirectory(copy, { preload: 'none', cache: false }, { logger: quiet, env: {} })
-  } finally {
-    if (chromePath === undefined) delete process.env.CHROME_PATH
-    else process.env.CHROME_PATH = chromePath
-  }
+  // env {}: a service configured in this shell would turn the run into remote mode. The
+  // plugin as users run it: its browser meets this machine's network, and a CDN that does not
+  // answer is cut once it holds a page (thirdParty: 'cut', the default).
+  await processDirectory(copy, { preload: 'none', cache: false }, { logger: quiet, env: {} })
   const result = new Map<string, string | null>()
   for (const page of site.pages) {
     const match = CRITICAL_STYLE.exec(readFileSync(join(copy, page), 'utf8'))
