@@ -322,7 +322,7 @@ describe('third-party policy and network notes (extensions of generate and job d
   })
 
   it('an Idempotency-Key names one job per policy: a job rendered with one policy is never the answer for another', async () => {
-    const { service } = await setup({}, () => ({ delayMs: 10_000 }))
+    const { service } = await setup({}, () => ({ delayMs: 50 }))
     const headers = { 'idempotency-key': 'build-7-page-3' }
     const send = async (extra: Record<string, unknown>) => (await call(service, GENERATE, { body: generateBody(PAGE, extra), headers })).json.id as string
     const plain = await send({})
@@ -335,6 +335,8 @@ describe('third-party policy and network notes (extensions of generate and job d
     expect(blockAgain).toBe(block)
     expect(new Set([plain, block, wait]).size).toBe(3)
     expect((await call(service, '/api/critical-css/usage')).json.stats.jobs_total).toBe(3)
+    // Ended before the service closes: a render still running then would write to a closed store.
+    for (const id of [plain, block, wait]) await settled(service, id)
   })
 })
 
