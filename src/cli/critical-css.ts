@@ -28,7 +28,7 @@ Options:
   --preload STRATEGY      loader (default), body, media, swap or none
   --nonce VALUE           CSP nonce for the inlined <style>
   --third-party POLICY    other hosts than the page's own: cut (default: went on
-                          without once they hold the page ~1 s), wait, or block
+                          without once they held the page 1 s), wait, or block
   --strict                exit 1 when any page could not get critical CSS
   --report FILE           also write the report as JSON to FILE
   --concurrency N         most pages in flight at once

@@ -73,8 +73,8 @@ export interface Options {
   preload?: PreloadStrategy
   /**
    * What a render does with hosts other than the page's own (CDNs, font and script hosts).
-   * `'cut'` (the service's default): once the page's own resources are in, another host that
-   * still holds the page gets about a second, then the page goes on without it, as a browser
+   * `'cut'` (the service's default): once the page's own resources are in, another host whose
+   * request has held the page for a second is cut, and the page goes on without it, as a browser
    * does after a network error; a stylesheet it did not get keeps its blocking link. `'wait'`:
    * waited for like the page's own (for a first screen that depends on a slow third party).
    * `'block'`: never contacted, so a build gives the same output offline. Sent to a remote

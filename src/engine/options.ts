@@ -42,9 +42,9 @@ export interface ChromiumEngineOptions {
    */
   loadTimeoutMs?: number
   /**
-   * Longest another host's script, stylesheet, font or fetch may hold the page once the page's
-   * own resources are in; then (third party `cut`) its host is cut and the page goes on as a
-   * browser does after a network error. Default 1 s.
+   * Longest another host's script, stylesheet, font or fetch may be pending (from when it was
+   * sent) once the page's own resources are in; then (third party `cut`) its host is cut and
+   * the page goes on as a browser does after a network error. Default 1 s.
    */
   thirdPartyTimeoutMs?: number
   /** Longest wait for the page's own web fonts after load (another host's font gets 300 ms at most). Default 2 s. */

@@ -10,8 +10,8 @@ import { authorityOf } from './egress.ts'
 const HOLDING_TYPES = new Set(['stylesheet', 'script', 'font', 'fetch', 'xhr'])
 
 export class PageNetwork {
-  /** The page's requests not yet finished or failed. */
-  readonly inFlight = new Set<Request>()
+  /** The page's requests not yet finished or failed, and when each was sent (epoch ms). */
+  readonly inFlight = new Map<Request, number>()
   /** Stylesheet responses by every URL of their redirect chain. */
   readonly responses = new Map<string, Response>()
   /** Stylesheets whose request failed (a cut host, a refused or unreachable one, a reset), by every URL of their chain. */
@@ -25,7 +25,7 @@ export class PageNetwork {
 
   constructor(page: Page) {
     page.on('request', (request) => {
-      this.inFlight.add(request)
+      this.inFlight.set(request, Date.now())
       const reached = authorityOf(request.url())
       if (reached !== null) this.authorities.add(reached)
       if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
@@ -57,16 +57,19 @@ export class PageNetwork {
 
   /** Requests of the page's own in flight. */
   ownInFlight(page: Page): Request[] {
-    return [...this.inFlight].filter((request) => PageNetwork.isOwn(request, page))
+    return [...this.inFlight.keys()].filter((request) => PageNetwork.isOwn(request, page))
   }
 
-  /** Another host's requests in flight that hold the page (its scripts, stylesheets, fonts, fetches), by `host:port`. */
-  holdingHosts(page: Page): Map<string, Request[]> {
-    const hosts = new Map<string, Request[]>()
-    for (const request of this.inFlight) {
+  /**
+   * Other hosts whose requests in flight hold the page (its scripts, stylesheets, fonts,
+   * fetches), by `host:port`, each with when its oldest such request was sent.
+   */
+  holdingHosts(page: Page): Map<string, number> {
+    const hosts = new Map<string, number>()
+    for (const [request, sent] of this.inFlight) {
       if (PageNetwork.isOwn(request, page) || !HOLDING_TYPES.has(request.resourceType())) continue
       const authority = authorityOf(request.url())!
-      hosts.set(authority, [...(hosts.get(authority) ?? []), request])
+      hosts.set(authority, Math.min(sent, hosts.get(authority) ?? sent))
     }
     return hosts
   }

@@ -37,10 +37,10 @@ export interface SettleBounds {
  * Waits, at most `bounds.loadMs`, until the page has what shapes its first screen: the `load`
  * event, or, sooner, its document parsed with nothing of its own in flight for a few checks
  * in a row and no other host's script, stylesheet, font or fetch pending. Once its own are in,
- * another host holding it gets `thirdPartyMs`; then (`cut`) the gate cuts that host and the
- * page goes on as a browser does after a network error: a blocking script that fails is
- * skipped, a stylesheet that fails is absent. Under `wait` other hosts are waited for like
- * the page's own.
+ * another host whose request has been pending `thirdPartyMs` (from when it was sent) is cut
+ * by the gate (`cut`), and the page goes on as a browser does after a network error: a
+ * blocking script that fails is skipped, a stylesheet that fails is absent. Under `wait`
+ * other hosts are waited for like the page's own.
  */
 export async function pageSettled(page: Page, network: PageNetwork, gate: EgressGate, bounds: SettleBounds): Promise<void> {
   const until = Date.now() + bounds.loadMs
@@ -54,16 +54,16 @@ export async function pageSettled(page: Page, network: PageNetwork, gate: Egress
   }
   try {
     let calm = 0
-    let graceEnds: number | null = null
     for (;;) {
       if (state.loaded) return
       calm = network.ownInFlight(page).length > 0 ? 0 : calm + 1
       const holding = network.holdingHosts(page)
       if (calm >= QUIET_CHECKS) {
         if (state.parsed && holding.size === 0) return
-        if (bounds.thirdParty !== 'wait' && holding.size > 0) {
-          graceEnds ??= Date.now() + bounds.thirdPartyMs
-          if (Date.now() >= graceEnds) cut(holding, `still loading ${seconds(bounds.thirdPartyMs)} after the page’s own resources were in`)
+        if (bounds.thirdParty !== 'wait') {
+          // Each host on its own clock, from its oldest request: one sent early costs the page nothing more once its own are in.
+          const now = Date.now()
+          for (const [authority, sent] of holding) if (now - sent >= bounds.thirdPartyMs) gate.cut(authority, `no answer within ${seconds(bounds.thirdPartyMs)}`)
         }
       }
       if (Date.now() >= until) {
@@ -87,7 +87,7 @@ export async function pageSettled(page: Page, network: PageNetwork, gate: Egress
  * never the page's own host by name: the user knows where the page is.
  */
 export function stillParsing(page: Page, network: PageNetwork): EngineError {
-  const held = [...network.inFlight]
+  const held = [...network.inFlight.keys()]
   const own = held.filter((request) => PageNetwork.isOwn(request, page)).map((request) => pathOf(request.url()))
   const others = [...network.holdingHosts(page).keys()].map(shownHost)
   const waited = [...others, ...own.map((path) => `its own ${path}`)].slice(0, MAX_HOSTS_NAMED)
@@ -115,7 +115,7 @@ function seconds(ms: number): string {
  * short window, not the whole bound.
  */
 export async function ownFontsIn(page: Page, network: PageNetwork, waitMs: number): Promise<number> {
-  const fonts = (own: boolean): boolean => [...network.inFlight].some((request) => request.resourceType() === 'font' && PageNetwork.isOwn(request, page) === own)
+  const fonts = (own: boolean): boolean => [...network.inFlight.keys()].some((request) => request.resourceType() === 'font' && PageNetwork.isOwn(request, page) === own)
   const until = Date.now() + waitMs
   while (fonts(true) && Date.now() < until) await sleep(QUIET_CHECK_MS)
   const left = Math.max(0, until - Date.now())
