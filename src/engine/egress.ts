@@ -11,10 +11,10 @@
  * reach is known to be that job's, the job can cut a host that holds its page, and closing the
  * gate cuts whatever the context left open.
  */
-import { lookup } from 'node:dns/promises'
 import { createServer as createHttpServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse } from 'node:http'
 import { connect, createServer as createNetServer, isIP, type AddressInfo, type Server, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
+import { resolveHost } from './resolve.ts'
 
 /**
  * Where one connection may go: the addresses checked for it (connect to these, never resolve
@@ -83,11 +83,11 @@ export function authorityOf(url: string): string | null {
   return authorityKey(parsed.hostname, parsed.port ? Number(parsed.port) : secure ? 443 : 80)
 }
 
-/** The engine's own admission when it is given no policy (embedded mode renders its own build): every host, resolved by the system. */
+/** The engine's own admission when it is given no policy (embedded mode renders its own build): every host, resolved by {@link resolveHost}. */
 export const admitEveryHost: Admit = async (host) => {
   if (isIP(host)) return { addresses: [host] }
   try {
-    const addresses = (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address)
+    const addresses = await resolveHost(host)
     return addresses.length ? { addresses } : { unresolved: `${host} does not resolve` }
   } catch {
     return { unresolved: `${host} does not resolve` }

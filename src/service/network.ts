@@ -4,9 +4,9 @@
  * anything but http(s). Checked on the URL at generate (an IP literal or `localhost` → 400)
  * and again on what its hostname resolves to before the job runs (→ failed `blocked_url`).
  */
-import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 import type { Admission } from '../engine/egress.ts'
+import { resolveHost } from '../engine/resolve.ts'
 
 const blocked = new BlockList()
 for (const [network, prefix] of [
@@ -68,7 +68,8 @@ export function refusedUrl(url: URL): string | null {
 
 export type Resolver = (hostname: string) => Promise<string[]>
 
-export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
+/** DNS with bounded attempts, then the system's other sources (the engine's resolver: one for every check). */
+export const systemResolver: Resolver = resolveHost
 
 /**
  * Why the URL's host resolves somewhere refused, or null. A name that does not resolve is

@@ -8,7 +8,6 @@
  * CSS means it did not wait for the host.
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram'
-import { Resolver } from 'node:dns/promises'
 import { createServer as createHttpServer } from 'node:http'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -19,6 +18,7 @@ import { findChromium } from '../../src/engine/browser.ts'
 import { createChromiumEngine, type ChromiumEngine } from '../../src/engine/chromium.ts'
 import type { Admit } from '../../src/engine/egress.ts'
 import type { EngineResult } from '../../src/engine/engine.ts'
+import { hostResolver } from '../../src/engine/resolve.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
@@ -93,13 +93,9 @@ beforeAll(async () => {
     '/slow-own.css': { body: '.title{letter-spacing:2px}', hold: () => sleep(2500) },
   })
   site = await serveFiles(files)
-  const resolver = new Resolver({ timeout: 60_000, tries: 1 })
-  resolver.setServers([`127.0.0.1:${dns.port}`])
-  admit = async (host) => {
-    if (/^[\d.]+$/.test(host)) return { addresses: [host] }
-    const addresses = await resolver.resolve4(host)
-    return { addresses }
-  }
+  // The engine's own resolver, asking the silent server: its attempts are bounded, the job's cut comes first.
+  const resolve = hostResolver({ servers: [`127.0.0.1:${dns.port}`] })
+  admit = async (host) => (/^[\d.]+$/.test(host) ? { addresses: [host] } : { addresses: await resolve(host) })
   engine = createChromiumEngine({ ...PATIENT, admit })
   // Launched before any job: a job's own end (JOB_MS) is for its page, not for starting a browser on a busy machine.
   await engine.ready()
@@ -154,6 +150,14 @@ describe.skipIf(!findChromium())('Chromium engine: a third-party host never deci
     expect(lost.css).toBe((await render('/plain.html')).css)
     expect(lost.network?.skippedHosts).toEqual([{ host: `lost.test:${silent.port}`, reason: 'no answer within 1.0 s' }])
     expect(dns.queries()).toBeGreaterThan(before)
+  })
+
+  it('the engine’s resolver gives up on a DNS server that never answers, after its bounded attempts, saying so', async () => {
+    const before = dns.queries()
+    const error = await hostResolver({ servers: [`127.0.0.1:${dns.port}`] })('lost.test').catch((caught: unknown) => caught)
+    expect((error as NodeJS.ErrnoException).code).toBe('ETIMEOUT')
+    // Asked again after each lost answer, for both address families.
+    expect(dns.queries() - before).toBeGreaterThanOrEqual(4)
   })
 
   it('block: no other host is contacted at all, and the page is done with its own CSS', async () => {
