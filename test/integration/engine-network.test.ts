@@ -87,6 +87,8 @@ beforeAll(async () => {
     '/head-stylesheet.html': page(`<link rel="stylesheet" href="${hang}/theme.css">`),
     '/font.html': page(`<style>@font-face{font-family:Far;src:url(${hang}/far.woff2)}.title{font-family:Far,serif}</style>`),
     '/async-script.html': page(`<script async src="${hangTls}/tag.js"></script>`),
+    // An image above the fold whose host never answers: the document never finishes loading.
+    '/image.html': page('').replace('</h1>', `</h1><img src="${hang}/cover.jpg" width="600" height="300" alt="">`),
     '/late-host.html': page(`<link rel="stylesheet" href="${slow.origin}/late.css"><script src="${slow.origin}/late.js"></script>`),
     '/lost-name.html': page(`<script src="http://lost.test:${silent.port}/lib.js"></script>`),
     '/slow-own.html': page('<link rel="stylesheet" href="/slow-own.css">'),
@@ -127,6 +129,8 @@ describe.skipIf(!findChromium())('Chromium engine: a third-party host never deci
       expect({ path, css: held.css }).toEqual({ path, css: plain.css })
       expect({ path, hosts: held.network?.skippedHosts }).toEqual({ path, hosts: [{ host, reason: 'no answer within 1.0 s' }] })
     }
+    // Nothing waits on a document that never finishes loading (fonts.ready waits for its load too): the CSS is the page's.
+    expect((await render('/image.html')).css).toBe(plain.css)
     // The stylesheet that never came is not in the CSS, so the page's link to it must stay as it is.
     expect((await render('/head-stylesheet.html')).network?.unreadStylesheets).toEqual([`http://${host}/theme.css`])
     const font = await render('/font.html')
