@@ -34,7 +34,6 @@
  */
 import { createHash } from 'node:crypto'
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { createServer as createTcpServer, type Socket } from 'node:net'
 import { createClient } from '../src/client/client.ts'
 import { isJobData } from '../src/client/types.ts'
 import { DEFAULT_VIEWPORTS, type JobData } from '../src/contract/api-contract.ts'
@@ -44,6 +43,7 @@ import { createToken } from '../src/service/auth.ts'
 import { startService, type RunningService } from '../src/service/server.ts'
 import { rebaseUrls } from './quality/html.ts'
 import { createPenthouse, installedVersion, type PenthouseRunner } from './quality/peers.ts'
+import { startSilentHost, type SilentHost } from '../test/fixtures/silent-host.ts'
 
 const PAGES = 20
 /** Every STALLED_EVERY-th page links the silent host's stylesheet. */
@@ -196,7 +196,7 @@ interface Site {
   close(): Promise<void>
 }
 
-async function listen(server: Server | ReturnType<typeof createTcpServer>): Promise<number> {
+async function listen(server: Server): Promise<number> {
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
   return (server.address() as { port: number }).port
 }
@@ -249,34 +249,6 @@ async function startSite(silentOrigin: string): Promise<Site> {
   }
 }
 
-interface SilentHost {
-  origin: string
-  connections(): number
-  close(): Promise<void>
-}
-
-/** Takes every TCP connection on 127.0.0.1 and never writes a byte: a stalled third party. */
-async function startSilentHost(): Promise<SilentHost> {
-  const sockets = new Set<Socket>()
-  let connections = 0
-  const server = createTcpServer((socket) => {
-    connections++
-    sockets.add(socket)
-    socket.on('error', () => {})
-    socket.on('close', () => sockets.delete(socket))
-    socket.resume()
-  })
-  const port = await listen(server)
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    connections: () => connections,
-    close: () =>
-      new Promise<void>((done) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => done())
-      }),
-  }
-}
 
 // ─── a pass ───────────────────────────────────────────────────────────────────────────
 

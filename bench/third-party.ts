@@ -38,7 +38,6 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -47,6 +46,7 @@ import { INSTALL_HINT, chromiumFlags, findChromium } from '../src/engine/browser
 import { serveStatic } from './quality/corpus.ts'
 import { rebaseUrls, stylesheetsOf } from './quality/html.ts'
 import { createPenthouse, installedVersion, type PenthouseRunner } from './quality/peers.ts'
+import { startSilentHost } from '../test/fixtures/silent-host.ts'
 
 const TEMPLATE_PAGES = 30
 const RUNS = Math.max(1, Math.floor(Number(process.env.BENCH_RUNS)) || 3)
@@ -101,37 +101,6 @@ process.once('SIGINT', () => {
 
 // ─── the silent host ──────────────────────────────────────────────────────────────────
 
-interface SilentHost {
-  port: number
-  /** Connections taken so far. */
-  connections(): number
-  close(): Promise<void>
-}
-
-/** Takes every TCP connection on 127.0.0.1 and never writes a byte: a stalled CDN or a black-holed host. */
-async function startSilentHost(): Promise<SilentHost> {
-  const sockets = new Set<Socket>()
-  let connections = 0
-  const server = createServer((socket) => {
-    connections++
-    sockets.add(socket)
-    socket.on('error', () => {})
-    socket.on('close', () => sockets.delete(socket))
-    // Read the request so the client's write completes, then say nothing.
-    socket.resume()
-  })
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  const { port } = server.address() as { port: number }
-  return {
-    port,
-    connections: () => connections,
-    close: () =>
-      new Promise<void>((done) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => done())
-      }),
-  }
-}
 
 // ─── the site ─────────────────────────────────────────────────────────────────────────
 

@@ -43,7 +43,8 @@ export interface SettledPage {
  */
 export async function settle(input: { fontsMs: number; ignoreAttribute: string }): Promise<SettledPage> {
   const MAX_INLINE_STYLES = 200_000
-  await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, input.fontsMs))])
+  // Only fonts still loading are waited for: `ready` can also wait on the document's load, which an image of a host that never answers holds.
+  if (document.fonts.status === 'loading') await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, input.fontsMs))])
   const sheets: ListedSheet[] = []
   for (const sheet of Array.from(document.styleSheets)) {
     if (sheet.disabled) continue

@@ -9,7 +9,6 @@
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { createServer as createHttpServer } from 'node:http'
-import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -19,6 +18,7 @@ import { createChromiumEngine, type ChromiumEngine } from '../../src/engine/chro
 import type { Admit } from '../../src/engine/egress.ts'
 import type { EngineResult } from '../../src/engine/engine.ts'
 import { hostResolver } from '../../src/engine/resolve.ts'
+import { startSilentHost, type SilentHost } from '../fixtures/silent-host.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
@@ -33,27 +33,6 @@ const OWN_CSS = '.hero{height:300px;background:#123}.title{font:32px/1.2 serif;c
 const page = (head: string): string =>
   `<!doctype html><html><head><meta charset="utf-8"><title>t</title><link rel="stylesheet" href="/own.css">${head}</head><body><section class="hero"><h1 class="title">Title</h1></section><p class="below">Below</p></body></html>`
 
-/** A TCP server that takes every connection and says nothing, ever. */
-async function silentHost(): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>()
-  let connections = 0
-  const server: Server = createServer((socket) => {
-    connections++
-    sockets.add(socket)
-    socket.on('error', () => {})
-    socket.on('close', () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    port: (server.address() as AddressInfo).port,
-    connections: () => connections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
-  }
-}
 
 /** A DNS server on UDP loopback that receives every query and answers none: a name whose answer is lost. */
 async function silentDns(): Promise<{ port: number; queries: () => number; close(): Promise<void> }> {
@@ -66,7 +45,7 @@ async function silentDns(): Promise<{ port: number; queries: () => number; close
 
 let site: StaticServer
 let slow: StaticServer
-let silent: Awaited<ReturnType<typeof silentHost>>
+let silent: SilentHost
 let dns: Awaited<ReturnType<typeof silentDns>>
 let engine: ChromiumEngine
 /** Names of the test's own: `lost.test` asks the silent DNS server; every IP literal is itself. */
@@ -75,7 +54,7 @@ let admit: Admit
 const files: Record<string, string | ServedFile> = {}
 
 beforeAll(async () => {
-  silent = await silentHost()
+  silent = await startSilentHost()
   dns = await silentDns()
   slow = await serveFiles({ '/late.css': { body: '.title{color:gold}', hold: () => sleep(5000) }, '/late.js': { body: '', hold: () => sleep(5000) } })
   const hang = `http://127.0.0.1:${silent.port}`
@@ -125,12 +104,12 @@ describe.skipIf(!findChromium())('Chromium engine: a third-party host never deci
     expect(plain.network).toEqual({ skippedHosts: [], unreadStylesheets: [] })
     const host = `127.0.0.1:${silent.port}`
     for (const path of ['/head-script.html', '/head-stylesheet.html', '/async-script.html']) {
-      const held = await render(path)
+      const held = await render(path).catch((error: unknown) => Promise.reject(new Error(`${path}: ${String(error)}`)))
       expect({ path, css: held.css }).toEqual({ path, css: plain.css })
       expect({ path, hosts: held.network?.skippedHosts }).toEqual({ path, hosts: [{ host, reason: 'no answer within 1.0 s' }] })
     }
     // Nothing waits on a document that never finishes loading (fonts.ready waits for its load too): the CSS is the page's.
-    expect((await render('/image.html')).css).toBe(plain.css)
+    expect((await render('/image.html').catch((error: unknown) => Promise.reject(new Error(`/image.html: ${String(error)}`)))).css).toBe(plain.css)
     // The stylesheet that never came is not in the CSS, so the page's link to it must stay as it is.
     expect((await render('/head-stylesheet.html')).network?.unreadStylesheets).toEqual([`http://${host}/theme.css`])
     const font = await render('/font.html')
