@@ -14,6 +14,7 @@
  */
 import { createClient } from '../src/client.ts'
 import { startFakeService, type Plan } from '../test/fixtures/fake-service.ts'
+import { seeded } from './seeded.ts'
 
 const PAGES = 20
 const TOKEN = 'tok_bench_0123456789abcdef'
@@ -34,18 +35,8 @@ const SCENARIOS: Scenario[] = [
   { plan: 'free', rate: 5, windowMs: 4_000, hint: true },
 ]
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
-const random = mulberry32(SEED)
+const random = seeded(SEED)
 const durations = Array.from({ length: PAGES }, () => Math.round(1000 + random() * 7000))
 const urls = durations.map((_, i) => `https://bench.example/page-${i}/`)
 

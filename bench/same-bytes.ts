@@ -44,6 +44,7 @@ import { startService, type RunningService } from '../src/service/server.ts'
 import { rebaseUrls } from './quality/html.ts'
 import { createPenthouse, installedVersion, type PenthouseRunner } from './quality/peers.ts'
 import { startSilentHost, type SilentHost } from '../test/fixtures/silent-host.ts'
+import { seeded } from './seeded.ts'
 
 const PAGES = 20
 /** Every STALLED_EVERY-th page links the silent host's stylesheet. */
@@ -117,17 +118,6 @@ const DOT_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><c
 const BASE_ETAG = `"${createHash('sha256').update(SHEETS['base.css']!).digest('hex').slice(0, 16)}"`
 const WORDS = 'fast reliable cloud launch build ship team data insight secure scale pixel design motion edge native simple modern growth metric workflow deploy plan budget invoice report chart revenue user account feature release guide'.split(' ')
 
-/** A small seeded generator (mulberry32): the same site every run, different content per page. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const between = (rand: () => number, low: number, high: number): number => low + Math.floor(rand() * (high - low + 1))
 const words = (rand: () => number, count: number): string => Array.from({ length: count }, () => WORDS[Math.floor(rand() * WORDS.length)]!).join(' ')
 const times = (count: number, make: (i: number) => string): string => Array.from({ length: count }, (_, i) => make(i)).join('\n')

@@ -47,6 +47,7 @@ import { serveStatic } from './quality/corpus.ts'
 import { rebaseUrls, stylesheetsOf } from './quality/html.ts'
 import { createPenthouse, installedVersion, type PenthouseRunner } from './quality/peers.ts'
 import { startSilentHost } from '../test/fixtures/silent-host.ts'
+import { seeded } from './seeded.ts'
 
 const TEMPLATE_PAGES = 30
 const RUNS = Math.max(1, Math.floor(Number(process.env.BENCH_RUNS)) || 3)
@@ -148,17 +149,6 @@ const WORDS = (
 ).split(' ')
 const ACCENTS = ['#2563eb', '#db2777', '#059669', '#7c3aed', '#ea580c', '#0891b2', '#dc2626', '#4f46e5', '#65a30d', '#c026d3']
 
-/** A small seeded generator (mulberry32): the same site every time, different content per page. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const between = (rand: () => number, low: number, high: number): number => low + Math.floor(rand() * (high - low + 1))
 const pick = <T>(rand: () => number, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!
