@@ -93,7 +93,6 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   if (refused) throw navigationRefused(refused, 'redirect')
   if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
   if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
-  const bounds = { loadMs: 0, thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty }
   // A page may move on by meta refresh or script before it is read: the page it lands on
   // is the one a visitor sees, so it is followed, a few hops at most.
   // Main-frame navigations so far: a read that saw one happen is of a page already gone, or not yet loaded.
@@ -105,7 +104,7 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
     try {
       const seen = navigations
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
-      await pageSettled(page, network, gate, { ...bounds, loadMs: Math.min(options.loadTimeoutMs, remaining()) })
+      await pageSettled(page, network, gate, { loadMs: Math.min(options.loadTimeoutMs, remaining()), thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty })
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
       const fontsMs = await ownFontsIn(page, network, Math.min(options.fontsTimeoutMs, remaining()))
       const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })

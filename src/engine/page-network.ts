@@ -10,8 +10,8 @@ import { authorityOf } from './egress.ts'
 const HOLDING_TYPES = new Set(['stylesheet', 'script', 'font', 'fetch', 'xhr'])
 
 export class PageNetwork {
-  /** The page's requests not yet finished or failed, and when each was sent (epoch ms). */
-  readonly inFlight = new Map<Request, number>()
+  /** The page's requests not yet finished or failed: when each was sent (epoch ms), and its `host:port` (null: no network URL). */
+  readonly inFlight = new Map<Request, { sent: number; authority: string | null }>()
   /** Stylesheet responses by every URL of their redirect chain. */
   readonly responses = new Map<string, Response>()
   /** Stylesheets whose request failed (a cut host, a refused or unreachable one, a reset), by every URL of their chain. */
@@ -25,13 +25,12 @@ export class PageNetwork {
 
   constructor(page: Page) {
     page.on('request', (request) => {
-      this.inFlight.set(request, Date.now())
-      const reached = authorityOf(request.url())
-      if (reached !== null) this.authorities.add(reached)
-      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
-        const authority = authorityOf(request.url())
-        if (authority !== null && !this.navigations.includes(authority)) this.navigations.push(authority)
-      }
+      // Read once here: the waits look at every request in flight every few ms.
+      const authority = authorityOf(request.url())
+      this.inFlight.set(request, { sent: Date.now(), authority })
+      if (authority === null) return
+      this.authorities.add(authority)
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame() && !this.navigations.includes(authority)) this.navigations.push(authority)
     })
     page.on('requestfinished', (request) => this.inFlight.delete(request))
     page.on('requestfailed', (request) => {
@@ -49,15 +48,15 @@ export class PageNetwork {
     })
   }
 
-  /** Whether `request` is the page's own: its `host:port` is the one the page is on now. */
-  static isOwn(request: Request, page: Page): boolean {
-    const authority = authorityOf(request.url())
-    return authority === null || authority === authorityOf(page.url())
+  /** The requests in flight, each with whether it is the page's own: its `host:port` is the one the page is on now (or it has none). */
+  inFlightBy(page: Page): { request: Request; own: boolean; sent: number; authority: string | null }[] {
+    const pageAuthority = authorityOf(page.url())
+    return [...this.inFlight].map(([request, { sent, authority }]) => ({ request, own: authority === null || authority === pageAuthority, sent, authority }))
   }
 
-  /** Requests of the page's own in flight. */
-  ownInFlight(page: Page): Request[] {
-    return [...this.inFlight.keys()].filter((request) => PageNetwork.isOwn(request, page))
+  /** Whether a request of the page's own is in flight. */
+  ownInFlight(page: Page): boolean {
+    return this.inFlightBy(page).some((entry) => entry.own)
   }
 
   /**
@@ -66,10 +65,9 @@ export class PageNetwork {
    */
   holdingHosts(page: Page): Map<string, number> {
     const hosts = new Map<string, number>()
-    for (const [request, sent] of this.inFlight) {
-      if (PageNetwork.isOwn(request, page) || !HOLDING_TYPES.has(request.resourceType())) continue
-      const authority = authorityOf(request.url())!
-      hosts.set(authority, Math.min(sent, hosts.get(authority) ?? sent))
+    for (const { request, own, sent, authority } of this.inFlightBy(page)) {
+      if (own || !HOLDING_TYPES.has(request.resourceType())) continue
+      hosts.set(authority!, Math.min(sent, hosts.get(authority!) ?? sent))
     }
     return hosts
   }

@@ -56,7 +56,7 @@ export async function pageSettled(page: Page, network: PageNetwork, gate: Egress
     let calm = 0
     for (;;) {
       if (state.loaded) return
-      calm = network.ownInFlight(page).length > 0 ? 0 : calm + 1
+      calm = network.ownInFlight(page) ? 0 : calm + 1
       const holding = network.holdingHosts(page)
       if (calm >= QUIET_CHECKS) {
         if (state.parsed && holding.size === 0) return
@@ -87,8 +87,10 @@ export async function pageSettled(page: Page, network: PageNetwork, gate: Egress
  * never the page's own host by name: the user knows where the page is.
  */
 export function stillParsing(page: Page, network: PageNetwork): EngineError {
-  const held = [...network.inFlight.keys()]
-  const own = held.filter((request) => PageNetwork.isOwn(request, page)).map((request) => pathOf(request.url()))
+  const own = network
+    .inFlightBy(page)
+    .filter((entry) => entry.own)
+    .map((entry) => pathOf(entry.request.url()))
   const others = [...network.holdingHosts(page).keys()].map(shownHost)
   const waited = [...others, ...own.map((path) => `its own ${path}`)].slice(0, MAX_HOSTS_NAMED)
   return new EngineError('render_failed', `The page was still being parsed when its load bound ended${waited.length ? `, waiting on ${waited.join(', ')}` : ''}; its first screen is not known.`)
@@ -115,7 +117,7 @@ function seconds(ms: number): string {
  * short window, not the whole bound.
  */
 export async function ownFontsIn(page: Page, network: PageNetwork, waitMs: number): Promise<number> {
-  const fonts = (own: boolean): boolean => [...network.inFlight.keys()].some((request) => request.resourceType() === 'font' && PageNetwork.isOwn(request, page) === own)
+  const fonts = (own: boolean): boolean => network.inFlightBy(page).some((entry) => entry.request.resourceType() === 'font' && entry.own === own)
   const until = Date.now() + waitMs
   while (fonts(true) && Date.now() < until) await sleep(QUIET_CHECK_MS)
   const left = Math.max(0, until - Date.now())
