@@ -74,6 +74,11 @@ export function authorityKey(hostname: string, port: number): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`
 }
 
+/** A `host:port` as a user writes it: without the scheme's default port. */
+export function shownHost(authority: string): string {
+  return authority.replace(/:(443|80)$/, '')
+}
+
 /** The authority of an http(s) or ws(s) URL as the gate keys it; null for any other URL. */
 export function authorityOf(url: string): string | null {
   if (!URL.canParse(url)) return null

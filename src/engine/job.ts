@@ -9,14 +9,13 @@ import { DEFAULT_THIRD_PARTY, type JobNetwork, type Viewport } from '../contract
 import { Attempt } from './attempt.ts'
 import { BrowserGone, type LaunchedBrowser } from './browser.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
-import { authorityOf } from './egress.ts'
+import { authorityOf, shownHost } from './egress.ts'
 import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
 import { probe, type ProbeOutput } from './extract.ts'
 import { inPage, loadPage, resizePage, type LoadedView } from './load.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
-import { shownHost } from './waits.ts'
 
 /** Time kept back from the deadline for measuring the page and writing its CSS. */
 const EXTRACT_RESERVE_MS = 1500

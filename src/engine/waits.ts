@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Page } from 'playwright-core'
 import type { ThirdPartyPolicy } from '../contract/api-contract.ts'
-import type { EgressGate } from './egress.ts'
+import { shownHost, type EgressGate } from './egress.ts'
 import { EngineError } from './engine.ts'
 import { PageNetwork } from './page-network.ts'
 
@@ -94,11 +94,6 @@ export function stillParsing(page: Page, network: PageNetwork): EngineError {
   const others = [...network.holdingHosts(page).keys()].map(shownHost)
   const waited = [...others, ...own.map((path) => `its own ${path}`)].slice(0, MAX_HOSTS_NAMED)
   return new EngineError('render_failed', `The page was still being parsed when its load bound ended${waited.length ? `, waiting on ${waited.join(', ')}` : ''}; its first screen is not known.`)
-}
-
-/** A `host:port` as a user writes it: without the scheme's default port. */
-export function shownHost(authority: string): string {
-  return authority.replace(/:(443|80)$/, '')
 }
 
 function pathOf(url: string): string {
