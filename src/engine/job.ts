@@ -220,7 +220,8 @@ async function appliedSheets(view: LoadedView, texts: Map<string, FetchedSheet>,
       continue
     }
     const fetched = texts.get(sheet.href)
-    const text = fetched?.text ?? (await resourceText(view, sheet.href))
+    // A sheet whose request failed has no text anywhere: the browser, asked for it, answers only after a while.
+    const text = fetched?.text ?? (view.network.failedSheets.has(sheet.href) ? null : await resourceText(view, sheet.href))
     if (text === null) {
       unread.add(sheet.href)
       continue
