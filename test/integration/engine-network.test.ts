@@ -18,6 +18,7 @@ import { createChromiumEngine, type ChromiumEngine } from '../../src/engine/chro
 import type { Admit } from '../../src/engine/egress.ts'
 import type { EngineResult } from '../../src/engine/engine.ts'
 import { hostResolver } from '../../src/engine/resolve.ts'
+import { startDnsServer } from '../fixtures/dns-server.ts'
 import { startSilentHost, type SilentHost } from '../fixtures/silent-host.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
 
@@ -87,7 +88,9 @@ afterAll(async () => {
   await Promise.all([site?.close(), slow?.close(), silent?.close(), dns?.close()])
 })
 
-function render(path: string, thirdParty?: ThirdPartyPolicy, target: ChromiumEngine = engine): Promise<EngineResult> {
+/** Renders a page of the site; `head`: a page made for the call, with this in its head (its path is then the page's name only). */
+function render(path: string, thirdParty?: ThirdPartyPolicy, target: ChromiumEngine = engine, head?: string): Promise<EngineResult> {
+  if (head !== undefined) files[path.split('?')[0]!] = page(head)
   return target.generate({
     url: `${site.origin}${path}`,
     viewports: [DESKTOP],
@@ -181,6 +184,35 @@ describe.skipIf(!findChromium())('Chromium engine: same input, same bytes', () =
     } finally {
       server.closeAllConnections()
       server.close()
+    }
+  })
+})
+
+describe.skipIf(!findChromium())('Chromium engine: DNS that drops answers', () => {
+  it('a name whose first answer is lost is asked again at once, not after the attempt’s second: its stylesheet is in, before the page’s third-party bound', async () => {
+    const cdn = await serveFiles({ '/theme.css': '.title{color:teal}' })
+    const port = new URL(cdn.origin).port
+    // The first query of each type for late.test gets no answer; the next one is answered at once.
+    const names = await startDnsServer({ 'late.test': { addresses: ['127.0.0.1'], lost: 1 }, 'cdn.test': { addresses: ['127.0.0.1'] } })
+    const resolve = hostResolver({ servers: [names.server] })
+    // Shorter than the attempt (1 s) after which the system's resolver would ask again: only a query sent sooner beats it.
+    const quick = createChromiumEngine({ ...PATIENT, thirdPartyTimeoutMs: 800, admit: async (host) => ({ addresses: /^[\d.]+$/.test(host) ? [host] : await resolve(host) }) })
+    try {
+      await quick.ready()
+      const late = await render(`/dns.html?late`, undefined, quick, `<link rel="stylesheet" href="http://late.test:${port}/theme.css">`)
+      expect(late.css).toContain('.title{color:teal}')
+      expect(late.network).toEqual({ skippedHosts: [], unreadStylesheets: [] })
+      expect(names.queries('late.test')).toBeGreaterThanOrEqual(3)
+
+      // Pages of one site ask for the same hosts: the answer is kept for its TTL, and asked once.
+      for (const n of [1, 2, 3]) expect((await render(`/dns.html?cdn${n}`, undefined, quick, `<link rel="stylesheet" href="http://cdn.test:${port}/theme.css">`)).css).toContain('.title{color:teal}')
+      expect(names.queries('cdn.test')).toBe(2)
+      // A name that does not exist is not asked again on every page either.
+      for (const n of [1, 2]) await render(`/dns.html?none${n}`, undefined, quick, `<link rel="stylesheet" href="http://none.test:${port}/theme.css">`)
+      expect(names.queries('none.test')).toBe(2)
+    } finally {
+      await quick.close()
+      await Promise.all([cdn.close(), names.close()])
     }
   })
 })
