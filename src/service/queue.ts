@@ -17,6 +17,12 @@ import { WorkerSlots } from './worker-slots.ts'
 
 /** A hint never sends a client away for longer than this. */
 const MAX_HINT_S = 60
+/**
+ * No hint for a job due sooner than this: whole seconds, rounded up, would hold its client up
+ * to a second past the job's end, a big share of a short wait (a loopback client checks a fast
+ * job within 200 ms on its own).
+ */
+const MIN_HINT_MS = 3000
 
 export class JobQueue {
   readonly #options: QueueOptions
@@ -56,8 +62,8 @@ export class JobQueue {
    * pending-job `Retry-After`): the median recent render time, less what a running job has
    * had, plus a render per worker-wave of jobs queued before a waiting one, rounded up (a
    * check that comes too early costs a request and the client's next wait). Null when the
-   * service has no render times yet, the job is not pending here, or it is due within a
-   * second: whole seconds would hold a fast job's client longer than its own checks do.
+   * service has no render times yet, the job is not pending here, or it is due within
+   * {@link MIN_HINT_MS}.
    */
   checkAgainIn(jobId: string): number | null {
     const typical = this.#recent.typical()
@@ -73,7 +79,7 @@ export class JobQueue {
       const firstFree = Math.min(typical, ...[...this.#slots.values()].map((entry) => Math.max(0, typical - (now - entry.startedAt))))
       ms = firstFree + Math.floor(ahead / this.#options.workers) * typical + typical
     }
-    return ms < 1000 ? null : Math.min(Math.ceil(ms / 1000), MAX_HINT_S)
+    return ms < MIN_HINT_MS ? null : Math.min(Math.ceil(ms / 1000), MAX_HINT_S)
   }
 
   /** When to ask again after a refusal: a worker frees up within one job's deadline. */

@@ -23,7 +23,6 @@ import {
   parseGenerateRequest,
   usageToWire,
   type JobStatus,
-  type ThirdPartyPolicy,
 } from '../contract/api-contract.ts'
 import { bearerToken, hashToken, sameHash } from './auth.ts'
 import { quotaPeriod, quotaResetsAt, type RateWindows } from './limits.ts'
@@ -96,17 +95,6 @@ function quotaOf(token: TokenRecord): number | null {
 
 function isExpired(token: TokenRecord, now: number): boolean {
   return token.expiresAt !== null && Date.parse(token.expiresAt) <= now
-}
-
-/**
- * The name a generate's Idempotency-Key is kept under. A job rendered with one third-party
- * policy is not the answer to a request for another (`wait` keeps rules that `block` leaves
- * out), so a policy other than the default is part of it. The default keeps the key as sent,
- * so keys kept before `third_party` existed still name their jobs; a key is printable ASCII,
- * so no key a client sends can take the form of a scoped one.
- */
-function idempotencyName(key: string, thirdParty: ThirdPartyPolicy): string {
-  return thirdParty === DEFAULT_THIRD_PARTY ? key : `${key}\n${thirdParty}`
 }
 
 function newJobId(): string {
@@ -203,7 +191,7 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
   }
   const stamp = new Date(now).toISOString()
   const thirdParty = parsed.thirdParty ?? DEFAULT_THIRD_PARTY
-  const idempotency = key === undefined ? undefined : { key: idempotencyName(key, thirdParty), notBefore: new Date(now - IDEMPOTENCY_TTL_MS).toISOString() }
+  const idempotency = key === undefined ? undefined : { key, notBefore: new Date(now - IDEMPOTENCY_TTL_MS).toISOString() }
   if (idempotency) {
     const known = await store.idempotentJob(token.id, idempotency.key, idempotency.notBefore)
     const job = known === null ? null : await store.job(known)
@@ -252,7 +240,7 @@ function jobAnswer(job: StoredJob, context: RouteContext): ApiAnswer {
 function pendingHint(jobs: readonly StoredJob[], context: RouteContext): Record<string, string> {
   const pending = jobs.filter((job) => job.status === 'queued' || job.status === 'processing')
   const hints = pending.map((job) => context.queue.checkAgainIn(job.id))
-  // One the queue cannot tell, or that is due within a second, makes the earliest soon: no hint.
+  // One the queue cannot tell, or that is due soon, makes the earliest soon: no hint.
   if (hints.length === 0 || hints.some((seconds) => seconds === null)) return {}
   return { 'retry-after': String(Math.min(...(hints as number[]))) }
 }
