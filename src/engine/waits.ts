@@ -47,7 +47,13 @@ export async function pageSettled(page: Page, network: PageNetwork, gate: Egress
   const state = { loaded: false, parsed: false }
   const stop = new AbortController()
   // Each for the document the page is on now: a load state it reached before this call counts.
-  void page.waitForLoadState('load', { timeout: bounds.loadMs + AFTER_CUT_MS }).then(() => (state.loaded = true), () => {})
+  // Settles only when the event came (a wait that failed leaves the checks to their pace).
+  const loaded = new Promise<void>((resolve) => {
+    page.waitForLoadState('load', { timeout: bounds.loadMs + AFTER_CUT_MS }).then(() => {
+      state.loaded = true
+      resolve()
+    }, () => {})
+  })
   void page.waitForLoadState('domcontentloaded', { timeout: bounds.loadMs + AFTER_CUT_MS }).then(() => (state.parsed = true), () => {})
   const cut = (holding: Map<string, unknown>, reason: string): void => {
     for (const authority of holding.keys()) gate.cut(authority, reason)
@@ -74,7 +80,8 @@ export async function pageSettled(page: Page, network: PageNetwork, gate: Egress
         while (!state.parsed && Date.now() < parsedBy) await sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal })
         return
       }
-      await sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal })
+      // The load event ends the wait when it comes, not at the next check.
+      await Promise.race([sleep(QUIET_CHECK_MS, undefined, { signal: stop.signal }), loaded])
     }
   } finally {
     stop.abort()
