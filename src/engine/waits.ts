@@ -16,6 +16,9 @@ const QUIET_CHECK_MS = 25
 const QUIET_CHECKS = 3
 /** How long a font of another host may hold a read once the page's own fonts are in. */
 const OTHER_FONTS_MS = 300
+/** How long after layout a face the page loads may take to show on the network, and how often that is looked at. */
+const FONT_REQUEST_SEEN_MS = 100
+const FONT_REQUEST_CHECK_MS = 5
 /** How long past its due time a meta refresh is given to move the page. */
 const REFRESH_GRACE_MS = 2000
 /** Longest wait for a resize to take effect in the page: a hidden page gets no frames. */
@@ -116,11 +119,16 @@ function seconds(ms: number): string {
 /**
  * Waits, at most `waitMs`, for the page's own web fonts in flight (they move the fold), and
  * says how long the read may still wait for fonts: another host's font still loading gets a
- * short window, not the whole bound.
+ * short window, not the whole bound. The page is laid out first: a face is requested only
+ * once text is laid out with it, which may come after the page loaded, and a face the page
+ * has started loading shows on the network a moment later.
  */
 export async function ownFontsIn(page: Page, network: PageNetwork, waitMs: number): Promise<number> {
   const fonts = (own: boolean): boolean => network.inFlightBy(page).some((entry) => entry.request.resourceType() === 'font' && entry.own === own)
   const until = Date.now() + waitMs
+  const loading = await page.evaluate('document.documentElement.getBoundingClientRect(), document.fonts.status === "loading"')
+  const seenBy = Math.min(until, Date.now() + FONT_REQUEST_SEEN_MS)
+  while (loading === true && !fonts(true) && !fonts(false) && Date.now() < seenBy) await sleep(FONT_REQUEST_CHECK_MS)
   while (fonts(true) && Date.now() < until) await sleep(QUIET_CHECK_MS)
   const left = Math.max(0, until - Date.now())
   return fonts(false) ? Math.min(OTHER_FONTS_MS, left) : left
