@@ -34,6 +34,8 @@ const MAX_STALLS = 3
 const SWEEP_EVERY_MS = 5_000
 /** A pending job younger than this may still be on its way into the queue. */
 const ORPHAN_AFTER_MS = 10_000
+/** How long a close waits, once it aborted the renders still running, for their jobs to be handed back to the queue. */
+const ABORTED_JOBS_END_MS = 2000
 /** How long a close waits for a connection still connecting, to end it cleanly. */
 const CONNECTING_GRACE_MS = 1_000
 
@@ -162,17 +164,30 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
     restore: async () => {},
     async close(graceMs) {
       clearInterval(sweeper)
+      // BullMQ reads the server's version as its connections open: closed before that read ends, they reject it unheard.
+      let settled: NodeJS.Timeout | undefined
+      await Promise.race([
+        Promise.all([queue.waitUntilReady().catch(() => {}), worker?.waitUntilReady().catch(() => {})]),
+        new Promise<void>((resolve) => (settled = setTimeout(resolve, CONNECTING_GRACE_MS))),
+      ])
+      clearTimeout(settled)
       if (worker) {
         let timer: NodeJS.Timeout | undefined
         const grace = new Promise<'late'>((resolve) => {
           timer = setTimeout(() => resolve('late'), graceMs)
         })
-        const finished = await Promise.race([worker.close(), grace])
+        const closing = worker.close()
+        const finished = await Promise.race([closing, grace])
         clearTimeout(timer)
         if (finished === 'late') {
-          // Jobs still rendering are aborted and go back to BullMQ for another worker.
+          // Jobs still rendering are aborted and go back to BullMQ for another worker. Aborted,
+          // they end at once and are handed back on the worker's connection: that is let finish,
+          // so no write reaches a connection closed under it.
           stop.abort(new Error('The service is shutting down.'))
-          await worker.close(true)
+          let ended: NodeJS.Timeout | undefined
+          const handedBack = await Promise.race([closing.then(() => true), new Promise<false>((resolve) => (ended = setTimeout(() => resolve(false), ABORTED_JOBS_END_MS)))])
+          clearTimeout(ended)
+          if (!handedBack) await worker.close(true)
         }
       }
       stop.abort(new Error('The service is shutting down.'))
