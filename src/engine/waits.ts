@@ -18,7 +18,7 @@ const QUIET_CHECKS = 3
 const OTHER_FONTS_MS = 300
 /** How long after layout a face the page loads may take to show on the network, and how often that is looked at. */
 const FONT_REQUEST_SEEN_MS = 100
-const FONT_REQUEST_CHECK_MS = 5
+const FONT_REQUEST_CHECK_MS = 10
 /** How long past its due time a meta refresh is given to move the page. */
 const REFRESH_GRACE_MS = 2000
 /** Longest wait for a resize to take effect in the page: a hidden page gets no frames. */
@@ -126,9 +126,13 @@ function seconds(ms: number): string {
 export async function ownFontsIn(page: Page, network: PageNetwork, waitMs: number): Promise<number> {
   const fonts = (own: boolean): boolean => network.inFlightBy(page).some((entry) => entry.request.resourceType() === 'font' && entry.own === own)
   const until = Date.now() + waitMs
-  const loading = await page.evaluate('document.documentElement.getBoundingClientRect(), document.fonts.status === "loading"')
+  let loading = await page.evaluate('document.documentElement.getBoundingClientRect(), document.fonts.status === "loading"')
   const seenBy = Math.min(until, Date.now() + FONT_REQUEST_SEEN_MS)
-  while (loading === true && !fonts(true) && !fonts(false) && Date.now() < seenBy) await sleep(FONT_REQUEST_CHECK_MS)
+  // Until a face shows on the network, or the page is no longer loading any (a face that failed at once, a local or data: one).
+  while (loading === true && !fonts(true) && !fonts(false) && Date.now() < seenBy) {
+    await sleep(FONT_REQUEST_CHECK_MS)
+    loading = await page.evaluate('document.fonts.status === "loading"')
+  }
   while (fonts(true) && Date.now() < until) await sleep(QUIET_CHECK_MS)
   const left = Math.max(0, until - Date.now())
   return fonts(false) ? Math.min(OTHER_FONTS_MS, left) : left
