@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs'
 import { Resolver } from 'node:dns/promises'
 import { isIP } from 'node:net'
+import { settlesWithin } from '../shared/abortable.ts'
 
 /** The first DNS attempt: a lost answer costs this, then the query is sent again (c-ares doubles it each time: 1 + 2 + 4 s in all). */
 const ATTEMPT_MS = 1000
@@ -109,10 +110,7 @@ function twoResolvers(servers: string[] | undefined): Resolvers {
  */
 async function hedged<T>(resolvers: Resolvers, ask: (resolver: Resolver) => Promise<T>): Promise<T> {
   const first = ask(resolvers[0])
-  let timer: NodeJS.Timeout | undefined
-  const answered = await Promise.race([settled(first), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), HEDGE_MS)))])
-  clearTimeout(timer)
-  if (answered) return await first
+  if (await settlesWithin(first, HEDGE_MS)) return await first
   const second = ask(resolvers[1])
   return await new Promise<T>((resolve, reject) => {
     let silent = 0
@@ -123,14 +121,6 @@ async function hedged<T>(resolvers: Resolvers, ask: (resolver: Resolver) => Prom
       })
     }
   })
-}
-
-/** True once the query settled, whatever its outcome. */
-function settled(query: Promise<unknown>): Promise<true> {
-  return query.then(
-    () => true,
-    () => true,
-  )
 }
 
 /** The server gave no answer within the attempts (an answer that the name does not exist is one). */

@@ -18,6 +18,7 @@
 import { once } from 'node:events'
 import type { Job as BullJob, Queue, Worker } from 'bullmq'
 import type { Engine } from '../engine/engine.ts'
+import { settlesWithin } from '../shared/abortable.ts'
 import { requirePeer } from './peer.ts'
 import type { QueueOptions } from './queue-options.ts'
 import { renderJob } from './render-job.ts'
@@ -165,29 +166,15 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
     async close(graceMs) {
       clearInterval(sweeper)
       // BullMQ reads the server's version as its connections open: closed before that read ends, they reject it unheard.
-      let settled: NodeJS.Timeout | undefined
-      await Promise.race([
-        Promise.all([queue.waitUntilReady().catch(() => {}), worker?.waitUntilReady().catch(() => {})]),
-        new Promise<void>((resolve) => (settled = setTimeout(resolve, CONNECTING_GRACE_MS))),
-      ])
-      clearTimeout(settled)
+      await settlesWithin(Promise.allSettled([queue.waitUntilReady(), worker?.waitUntilReady()]), CONNECTING_GRACE_MS)
       if (worker) {
-        let timer: NodeJS.Timeout | undefined
-        const grace = new Promise<'late'>((resolve) => {
-          timer = setTimeout(() => resolve('late'), graceMs)
-        })
         const closing = worker.close()
-        const finished = await Promise.race([closing, grace])
-        clearTimeout(timer)
-        if (finished === 'late') {
+        if (!(await settlesWithin(closing, graceMs))) {
           // Jobs still rendering are aborted and go back to BullMQ for another worker. Aborted,
           // they end at once and are handed back on the worker's connection: that is let finish,
           // so no write reaches a connection closed under it.
           stop.abort(new Error('The service is shutting down.'))
-          let ended: NodeJS.Timeout | undefined
-          const handedBack = await Promise.race([closing.then(() => true), new Promise<false>((resolve) => (ended = setTimeout(() => resolve(false), ABORTED_JOBS_END_MS)))])
-          clearTimeout(ended)
-          if (!handedBack) await worker.close(true)
+          if (!(await settlesWithin(closing, ABORTED_JOBS_END_MS))) await worker.close(true)
         }
       }
       stop.abort(new Error('The service is shutting down.'))

@@ -18,3 +18,20 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     promise.then(resolve, reject)
   })
 }
+
+/**
+ * Whether `promise` settles (either way) within `ms`. Nothing is cancelled: a wait past its
+ * bound just stops being waited for, and a late rejection is handled here, never unhandled.
+ */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const settled = promise.then(
+    () => true,
+    () => true,
+  )
+  try {
+    return await Promise.race([settled, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))])
+  } finally {
+    clearTimeout(timer)
+  }
+}
