@@ -35,7 +35,6 @@ const SCENARIOS: Scenario[] = [
   { plan: 'free', rate: 5, windowMs: 4_000, hint: true },
 ]
 
-
 const random = seeded(SEED)
 const durations = Array.from({ length: PAGES }, () => Math.round(1000 + random() * 7000))
 const urls = durations.map((_, i) => `https://bench.example/page-${i}/`)

@@ -239,7 +239,6 @@ async function startSite(silentOrigin: string): Promise<Site> {
   }
 }
 
-
 // ─── a pass ───────────────────────────────────────────────────────────────────────────
 
 interface PageResult {

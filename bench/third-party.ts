@@ -100,9 +100,6 @@ process.once('SIGINT', () => {
   process.exit(130)
 })
 
-// ─── the silent host ──────────────────────────────────────────────────────────────────
-
-
 // ─── the site ─────────────────────────────────────────────────────────────────────────
 
 const LAYOUTS = ['landing', 'blog', 'docs', 'pricing', 'dashboard', 'shop'] as const
@@ -148,7 +145,6 @@ const WORDS = (
   'layout theme color grid card table order cart product review rating delivery support community story journey craft studio'
 ).split(' ')
 const ACCENTS = ['#2563eb', '#db2777', '#059669', '#7c3aed', '#ea580c', '#0891b2', '#dc2626', '#4f46e5', '#65a30d', '#c026d3']
-
 
 const between = (rand: () => number, low: number, high: number): number => low + Math.floor(rand() * (high - low + 1))
 const pick = <T>(rand: () => number, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!

@@ -7,7 +7,6 @@
  * Each job is given an abort signal well short of the engine's own bounds: finishing with
  * CSS means it did not wait for the host.
  */
-import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -18,7 +17,7 @@ import { createChromiumEngine, type ChromiumEngine } from '../../src/engine/chro
 import type { Admit } from '../../src/engine/egress.ts'
 import type { EngineResult } from '../../src/engine/engine.ts'
 import { hostResolver } from '../../src/engine/resolve.ts'
-import { startDnsServer } from '../fixtures/dns-server.ts'
+import { startDnsServer, type DnsServer } from '../fixtures/dns-server.ts'
 import { startSilentHost, type SilentHost } from '../fixtures/silent-host.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
 
@@ -34,20 +33,11 @@ const OWN_CSS = '.hero{height:300px;background:#123}.title{font:32px/1.2 serif;c
 const page = (head: string): string =>
   `<!doctype html><html><head><meta charset="utf-8"><title>t</title><link rel="stylesheet" href="/own.css">${head}</head><body><section class="hero"><h1 class="title">Title</h1></section><p class="below">Below</p></body></html>`
 
-
-/** A DNS server on UDP loopback that receives every query and answers none: a name whose answer is lost. */
-async function silentDns(): Promise<{ port: number; queries: () => number; close(): Promise<void> }> {
-  const socket: UdpSocket = createSocket('udp4')
-  let queries = 0
-  socket.on('message', () => queries++)
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
-  return { port: socket.address().port, queries: () => queries, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) }
-}
-
 let site: StaticServer
 let slow: StaticServer
 let silent: SilentHost
-let dns: Awaited<ReturnType<typeof silentDns>>
+/** A DNS server that receives every query for `lost.test` and answers none: a name whose answer is lost. */
+let dns: DnsServer
 let engine: ChromiumEngine
 /** Names of the test's own: `lost.test` asks the silent DNS server; every IP literal is itself. */
 let admit: Admit
@@ -56,7 +46,7 @@ const files: Record<string, string | ServedFile> = {}
 
 beforeAll(async () => {
   silent = await startSilentHost()
-  dns = await silentDns()
+  dns = await startDnsServer({ 'lost.test': { addresses: ['127.0.0.1'], lost: Infinity } })
   slow = await serveFiles({ '/late.css': { body: '.title{color:gold}', hold: () => sleep(5000) }, '/late.js': { body: '', hold: () => sleep(5000) } })
   const hang = `http://127.0.0.1:${silent.port}`
   const hangTls = `https://127.0.0.1:${silent.port}`
@@ -76,7 +66,7 @@ beforeAll(async () => {
   })
   site = await serveFiles(files)
   // The engine's own resolver, asking the silent server: its attempts are bounded, the job's cut comes first.
-  const resolve = hostResolver({ servers: [`127.0.0.1:${dns.port}`] })
+  const resolve = hostResolver({ servers: [dns.server] })
   admit = async (host) => (/^[\d.]+$/.test(host) ? { addresses: [host] } : { addresses: await resolve(host) })
   engine = createChromiumEngine({ ...PATIENT, admit })
   // Launched before any job: a job's own end (JOB_MS) is for its page, not for starting a browser on a busy machine.
@@ -140,7 +130,7 @@ describe.skipIf(!findChromium())('Chromium engine: a third-party host never deci
 
   it('the engine’s resolver gives up on a DNS server that never answers, after its bounded attempts, saying so', async () => {
     const before = dns.queries()
-    const error = await hostResolver({ servers: [`127.0.0.1:${dns.port}`] })('lost.test').catch((caught: unknown) => caught)
+    const error = await hostResolver({ servers: [dns.server] })('lost.test').catch((caught: unknown) => caught)
     expect((error as NodeJS.ErrnoException).code).toBe('ETIMEOUT')
     // Asked again after each lost answer, for both address families.
     expect(dns.queries() - before).toBeGreaterThanOrEqual(4)
