@@ -89,7 +89,7 @@ describe('egress proxy', () => {
     expect((await viaProxy('http://inside.example/')).status).toBe(403)
     expect((await viaProxy(`http://127.0.0.1:${port}/`)).status).toBe(403)
     expect(seen).toEqual([])
-    expect(gate.unreached.get('inside.example:80')).toEqual({ kind: 'refused', reason: 'inside.example resolves to 10.0.0.5, an internal address' })
+    expect(gate.unreached.get('inside.example:80')).toEqual({ kind: 'refused', reason: 'inside.example is refused by the network policy' })
     expect(lines.filter((line) => line.event === 'egress_refused')).toHaveLength(1)
   })
 
