@@ -11,6 +11,7 @@ export class Attempt {
   #over = false
   #end!: (reason: unknown) => void
   #kept: Spare | null = null
+  readonly #onClose: (() => void)[] = []
   readonly #discard: (spare: Spare) => Promise<void>
   readonly #release: (spare: Spare) => void
 
@@ -32,6 +33,12 @@ export class Attempt {
     else this.contexts.push(spare)
   }
 
+  /** Runs `done` once the attempt is over, however it ends: what watched its pages stops. */
+  onClose(done: () => void): void {
+    if (this.#over) done()
+    else this.#onClose.push(done)
+  }
+
   /** The page to hand back at the end instead of closing it: the job is done with it. */
   keep(spare: Spare): void {
     if (!this.#over) this.#kept = spare
@@ -47,6 +54,7 @@ export class Attempt {
   close(): void {
     if (this.#over) return
     this.#over = true
+    for (const done of this.#onClose.splice(0)) done()
     for (const spare of this.contexts) {
       if (spare === this.#kept) this.#release(spare)
       else void this.#discard(spare)

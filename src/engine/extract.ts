@@ -26,6 +26,17 @@ export interface SettledPage {
   refreshMs: number | null
   /** Whether the parser got to the end of the document (not held by a script still coming). */
   parsed: boolean
+  /** A bound the page passed, and how far it got: it is not read further, and `sheets` and `present` are incomplete. */
+  over: { what: 'css' | 'tokens'; count: number } | null
+}
+
+export interface SettleInput {
+  fontsMs: number
+  ignoreAttribute: string
+  /** Most `<style>` text brought back, every element together. */
+  maxCssChars: number
+  /** Most distinct tags, ids and classes above the fold brought back. */
+  maxTokens: number
 }
 
 /**
@@ -41,16 +52,21 @@ export interface SettledPage {
  * element without a box (display: none) counts where its nearest rendered ancestor is: the
  * rule that hides a collapsed menu in the header is what keeps it hidden.
  */
-export async function settle(input: { fontsMs: number; ignoreAttribute: string }): Promise<SettledPage> {
+export async function settle(input: SettleInput): Promise<SettledPage> {
   const MAX_INLINE_STYLES = 200_000
   // Only fonts still loading are waited for: `ready` can also wait on the document's load, which an image of a host that never answers holds.
   if (document.fonts.status === 'loading') await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, input.fontsMs))])
   const sheets: ListedSheet[] = []
+  let cssChars = 0
   for (const sheet of Array.from(document.styleSheets)) {
     if (sheet.disabled) continue
     // Critical CSS inlined by an earlier run is a copy of rules from the page's own sheets.
     if (sheet.ownerNode instanceof Element && sheet.ownerNode.hasAttribute(input.ignoreAttribute)) continue
-    sheets.push({ href: sheet.href, media: sheet.media.mediaText, text: sheet.href === null ? (sheet.ownerNode?.textContent ?? '') : null })
+    const text = sheet.href === null ? (sheet.ownerNode?.textContent ?? '') : null
+    cssChars += text?.length ?? 0
+    // Nothing past the bound crosses to the engine: the page fails with the count.
+    if (cssChars > input.maxCssChars) return { base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what: 'css', count: cssChars } }
+    sheets.push({ href: sheet.href, media: sheet.media.mediaText, text })
   }
   // Marked like an inlined critical style, so a second read of the page (after a resize) does not list it.
   if (!document.querySelector(`style[${input.ignoreAttribute}="freeze"]`)) {
@@ -78,12 +94,13 @@ export async function settle(input: { fontsMs: number; ignoreAttribute: string }
     present.add(`t:${element.localName.toLowerCase()}`)
     if (element.id) present.add(`i:${element.id}`)
     for (const name of Array.from(element.classList)) present.add(`c:${name}`)
+    if (present.size > input.maxTokens) return { base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what: 'tokens', count: present.size } }
   }
   const inlineStyles = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
     .join(';')
     .slice(0, MAX_INLINE_STYLES)
   const refresh = /^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?\S/i.exec(document.querySelector('meta[http-equiv="refresh" i]')?.getAttribute('content') ?? '')
-  return { base: document.baseURI, sheets, present: [...present], inlineStyles, refreshMs: refresh ? Number(refresh[1]) * 1000 : null, parsed: document.readyState !== 'loading' }
+  return { base: document.baseURI, sheets, present: [...present], inlineStyles, refreshMs: refresh ? Number(refresh[1]) * 1000 : null, parsed: document.readyState !== 'loading', over: null }
 }
 
 export interface ProbeInput {

@@ -12,20 +12,18 @@ import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { authorityOf, shownHost } from './egress.ts'
 import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
 import { probe, type ProbeOutput } from './extract.ts'
-import { inPage, loadPage, resizePage, type LoadedView } from './load.ts'
+import { MAX_PAGE_CSS_BYTES, PARSED_CSS_CACHE_BYTES } from './limits.ts'
+import { inPage, isNavigationRace, loadPage, resizePage, type LoadedView } from './load.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
+import { cssOverBound } from './received-bytes.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
 
 /** Time kept back from the deadline for measuring the page and writing its CSS. */
 const EXTRACT_RESERVE_MS = 1500
-const SHEET_CACHE_SIZE = 16
-const BODY_CACHE_SIZE = 64
 const DEFAULT_DEADLINE_MS = 60_000
 /** Hosts and stylesheets a job's notes name at most: a page that reaches for a thousand hosts makes a short answer. */
 const MAX_NOTED = 50
-/** Most CSS text one page may hold, every stylesheet together (the biggest sites ship a few MiB). */
-const MAX_STYLESHEET_CHARS = 8 * 1024 * 1024
 
 export type JobOptions = Pick<ResolvedEngineOptions, 'freshLoadPerViewport' | 'navigationTimeoutMs' | 'loadTimeoutMs' | 'thirdPartyTimeoutMs' | 'fontsTimeoutMs' | 'log'>
 
@@ -37,12 +35,24 @@ interface FetchedSheet {
 /** A sheet as the job keys it; `href` is the URL the page asked for (null for a `<style>`). */
 type KeyedSheet = AppliedSheet & { key: string; href: string | null }
 
-/** Runs jobs on pages from the pool, and keeps what jobs of one site share: stylesheet bodies and their parse. */
+interface ParsedSheets {
+  critical: CriticalCss
+  imports: Map<string, string | undefined>
+  unread: string[]
+  /** CSS source it was parsed from, imports included: what it weighs in the cache. */
+  chars: number
+}
+
+/**
+ * Runs jobs on pages from the pool, and keeps what jobs of one site share: the parse of its
+ * stylesheets, keyed by their text. Bodies are always the bytes this job's browser received:
+ * a body kept from another job (another tenant's, another cookie's) is never used instead.
+ */
 export class Jobs {
   readonly #pool: PagePool
   readonly #options: JobOptions
-  readonly #sheetCache = new Map<string, { critical: CriticalCss; imports: Map<string, string | undefined>; unread: string[] }>()
-  readonly #bodies = new Map<string, FetchedSheet>()
+  readonly #sheetCache = new Map<string, ParsedSheets>()
+  #sheetCacheChars = 0
 
   constructor(pool: PagePool, options: JobOptions) {
     this.#pool = pool
@@ -67,7 +77,10 @@ export class Jobs {
     if (input.signal.aborted) onAbort()
     else if (launched.dead || !launched.browser.isConnected()) onGone()
     try {
-      const rendering = this.#render(launched, input, attempt)
+      const rendering = this.#render(launched, input, attempt).catch((error: unknown) => {
+        // The load follows a page that moves on before it is read; one that moves on later, while it is measured, is the page's doing.
+        throw !(error instanceof EngineError) && isNavigationRace(error) ? new EngineError('render_failed', 'The page navigated away by itself while it was being measured (a script or a refresh moved it on); its first screen is not known.') : error
+      })
       rendering.catch(() => {})
       return await Promise.race([rendering, attempt.ended])
     } finally {
@@ -111,9 +124,7 @@ export class Jobs {
         sheets = mergeSheetLists([sheets, applied])
         const bytes = sheets.reduce((sum, sheet) => sum + sheet.text.length, 0)
         // Past this, parsing holds the service's event loop for seconds and its memory for good: a clear failure instead.
-        if (bytes > MAX_STYLESHEET_CHARS) {
-          throw new EngineError('render_failed', `The page's stylesheets hold ${(bytes / 1024 / 1024).toFixed(1)} MiB of CSS, more than the ${MAX_STYLESHEET_CHARS / 1024 / 1024} MiB the engine parses.`)
-        }
+        if (bytes > MAX_PAGE_CSS_BYTES) throw cssOverBound(bytes)
         attempt.throwIfOver()
         critical = this.#parsed(sheets, texts, pageUrl)
         if (index > 0) {
@@ -144,9 +155,9 @@ export class Jobs {
   }
 
   /**
-   * Every stylesheet body the views received, read from the browser once per URL. A body
-   * already read under the same validators (ETag or Last-Modified, and length) is not read
-   * again; one still streaming after `waitMs` counts as not received.
+   * Every stylesheet body the views' main frames received, read from the browser once per
+   * URL; one still streaming after `waitMs` counts as not received. What the page received
+   * was counted as it came (see ReceivedBytes): none of these reads is past the page's bound.
    */
   async #stylesheetTexts(views: LoadedView[], waitMs: number): Promise<Map<string, FetchedSheet>> {
     const chosen = new Map<string, Response>()
@@ -154,20 +165,12 @@ export class Jobs {
     const reads = new Map<Response, Promise<FetchedSheet | undefined>>()
     for (const response of chosen.values()) {
       if (reads.has(response)) continue
-      const validator = validatorOf(response)
-      const known = validator === null ? undefined : this.#bodies.get(validator)
       reads.set(
         response,
-        known
-          ? Promise.resolve(known)
-          : response.text().then(
-              (text) => {
-                const fetched = { text, url: response.url() }
-                if (validator !== null) remember(this.#bodies, validator, fetched, BODY_CACHE_SIZE)
-                return fetched
-              },
-              () => undefined,
-            ),
+        response.text().then(
+          (text) => ({ text, url: response.url() }),
+          () => undefined,
+        ),
       )
     }
     const texts = new Map<string, FetchedSheet>()
@@ -192,7 +195,9 @@ export class Jobs {
     const key = hash.digest('hex')
     const cached = this.#sheetCache.get(key)
     if (cached && [...cached.imports].every(([url, text]) => texts.get(url)?.text === text)) {
-      remember(this.#sheetCache, key, cached, SHEET_CACHE_SIZE)
+      // Most recently used last: the oldest goes first when the cache is full.
+      this.#sheetCache.delete(key)
+      this.#sheetCache.set(key, cached)
       return cached
     }
     const imports = new Map<string, string | undefined>()
@@ -204,9 +209,25 @@ export class Jobs {
     const { sheet, incomplete } = combineSheets(sheets, imported, pageUrl)
     // A linked sheet whose import did not come is missing rules: its link must stay as it is.
     const unread = sheets.filter((each) => incomplete.has(each) && each.href !== null).map((each) => each.href!)
-    const parsed = { critical: new CriticalCss(sheet), imports, unread }
-    remember(this.#sheetCache, key, parsed, SHEET_CACHE_SIZE)
+    const chars = sheets.reduce((sum, each) => sum + each.text.length, 0) + [...imports.values()].reduce((sum, text) => sum + (text?.length ?? 0), 0)
+    const parsed = { critical: new CriticalCss(sheet), imports, unread, chars }
+    this.#remember(key, parsed)
     return parsed
+  }
+
+  /** Keeps a parse for jobs to come, the least recently used going first past the cache's bound in CSS source. */
+  #remember(key: string, parsed: ParsedSheets): void {
+    const known = this.#sheetCache.get(key)
+    if (known) this.#sheetCacheChars -= known.chars
+    this.#sheetCache.delete(key)
+    if (parsed.chars > PARSED_CSS_CACHE_BYTES) return
+    this.#sheetCache.set(key, parsed)
+    this.#sheetCacheChars += parsed.chars
+    for (const [oldest, entry] of this.#sheetCache) {
+      if (this.#sheetCacheChars <= PARSED_CSS_CACHE_BYTES) break
+      this.#sheetCache.delete(oldest)
+      this.#sheetCacheChars -= entry.chars
+    }
   }
 }
 
@@ -308,18 +329,4 @@ function networkNotes(attempt: Attempt, views: LoadedView[], incomplete: string[
       .slice(0, MAX_NOTED),
     unreadStylesheets: [...unread].sort().slice(0, MAX_NOTED),
   }
-}
-
-/** Least recently used first: a hit moves to the end, the oldest goes past `size`. */
-function remember<K, V>(cache: Map<K, V>, key: K, value: V, size: number): void {
-  cache.delete(key)
-  cache.set(key, value)
-  if (cache.size > size) cache.delete(cache.keys().next().value as K)
-}
-
-/** What identifies a response's body without reading it, when the server says (ETag or Last-Modified). */
-function validatorOf(response: Response): string | null {
-  const headers = response.headers()
-  if (!headers.etag && !headers['last-modified']) return null
-  return JSON.stringify([response.url(), headers.etag ?? '', headers['last-modified'] ?? '', headers['content-length'] ?? ''])
 }

@@ -10,10 +10,12 @@ import type { Attempt } from './attempt.ts'
 import { BrowserGone } from './browser.ts'
 import { authorityOf, type EgressGate, type Unreached } from './egress.ts'
 import { EngineError } from './engine.ts'
+import { MAX_FRAMES, MAX_PAGE_CSS_BYTES, MAX_PRESENT_TOKENS } from './limits.ts'
 import { settle, type SettledPage } from './extract.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import { PageNetwork } from './page-network.ts'
 import { CLEAR_SESSION_SCRIPT, sameSize, type Spare } from './page-pool.ts'
+import { cssOverBound, ReceivedBytes } from './received-bytes.ts'
 import { AFTER_RESIZE_MS, afterResize, ownFontsIn, pageSettled, refreshMoves, stillParsing } from './waits.ts'
 
 /** Navigations after the first load (meta refresh, `location` by script) followed before a page is given up on. */
@@ -23,6 +25,8 @@ const MAX_REFRESH_WAIT_MS = 3000
 /** Console messages a page's workers may log before the job fails: each one crosses to the service. */
 const MAX_WORKER_CONSOLE_MESSAGES = 1000
 const HTTP_URL = /^https?:/
+/** Documents critical CSS is made for; a response without a type is sniffed by the browser, and read as it shows it. */
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml'])
 const NET_ERROR = /net::[A-Z_]+/
 const TIMEOUT = /timeout/i
 /** What a read of a page that navigated away meanwhile fails with. */
@@ -69,6 +73,15 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   )
   // The browser's state, read after a call failed: a dead renderer or browser says more than the call's own error.
   const died = (): EngineError | null => (!launched.browser.isConnected() || launched.dead ? new BrowserGone() : crashed ? new RendererCrash() : null)
+  // A page that keeps attaching frames floods the browser and this process with their documents and events.
+  let frames = 0
+  page.on('frameattached', () => {
+    if (++frames !== MAX_FRAMES + 1) return
+    attempt.fail(new EngineError('render_failed', `The page attached more than ${MAX_FRAMES} frames; the engine does not render a page that floods it.`))
+  })
+  spare.session ??= await spare.context.newCDPSession(page)
+  const received = await ReceivedBytes.watch(spare.session, (error) => attempt.fail(error))
+  attempt.onClose(() => received.stop())
   if (!sameSize(opened, viewport)) await page.setViewportSize(viewport)
   const network = new PageNetwork(page)
   // Under `block` nothing but the page's own host is contacted, from its first request on.
@@ -93,6 +106,9 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   if (refused) throw navigationRefused(refused, 'redirect')
   if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
   if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
+  // An XML document (a feed, an XSLT page) is shown by the browser's own viewer or a transform, not styled by sheets one can inline.
+  const type = (response.headers()['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+  if (type !== '' && !HTML_TYPES.has(type)) throw new EngineError('render_failed', `The page is not an HTML document (it is ${type.slice(0, 100)}); critical CSS is inlined into HTML pages only.`)
   // A page may move on by meta refresh or script before it is read: the page it lands on
   // is the one a visitor sees, so it is followed, a few hops at most.
   // Main-frame navigations so far: a read that saw one happen is of a page already gone, or not yet loaded.
@@ -107,7 +123,7 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       await pageSettled(page, network, gate, { loadMs: Math.min(options.loadTimeoutMs, remaining()), thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty })
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
       const fontsMs = await ownFontsIn(page, network, Math.min(options.fontsTimeoutMs, remaining()))
-      const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+      const listed = await readPage(page, fontsMs)
       // Read without them: another host's font or script still coming changes nothing in this job any more.
       for (const authority of network.holdingHosts(page).keys()) gate.cut(authority, 'still loading when the page was read')
       // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
@@ -169,7 +185,15 @@ export async function resizePage({ page, network }: LoadedView, viewport: Viewpo
   await page.setViewportSize(viewport)
   await inPage(page, afterResize, AFTER_RESIZE_MS)
   const fontsMs = await ownFontsIn(page, network, Math.min(fontsTimeoutMs, remaining()))
-  return await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE })
+  return await readPage(page, fontsMs)
+}
+
+/** The page read once it has what shapes its first screen; a page past a bound of the read fails, naming it. */
+async function readPage(page: Page, fontsMs: number): Promise<SettledPage> {
+  const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxCssChars: MAX_PAGE_CSS_BYTES, maxTokens: MAX_PRESENT_TOKENS })
+  if (listed.over?.what === 'css') throw cssOverBound(listed.over.count)
+  if (listed.over) throw new EngineError('render_failed', `The page has more than ${MAX_PRESENT_TOKENS.toLocaleString('en')} distinct tags, ids and classes above the fold, the most the engine reads.`)
+  return listed
 }
 
 /**
@@ -183,7 +207,7 @@ export function inPage<A, R>(page: Page, fn: (arg: A) => R | Promise<R>, arg: A)
 }
 
 /** A read of the page cut short because it navigated away meanwhile. */
-function isNavigationRace(error: unknown): boolean {
+export function isNavigationRace(error: unknown): boolean {
   return error instanceof Error && NAVIGATION_RACE.test(error.message)
 }
 

@@ -3,7 +3,7 @@
  * in flight, the stylesheets it received (their bodies are read later, once per job) or could
  * not get, the hosts its main frame navigated to, and how its latest navigation ended.
  */
-import type { Page, Request, Response } from 'playwright-core'
+import type { Frame, Page, Request, Response } from 'playwright-core'
 import { authorityOf } from './egress.ts'
 
 /** The kinds of another host's requests that hold a page: what shapes its first screen or holds its parser. */
@@ -12,7 +12,7 @@ const HOLDING_TYPES = new Set(['stylesheet', 'script', 'font', 'fetch', 'xhr'])
 export class PageNetwork {
   /** The page's requests not yet finished or failed: when each was sent (epoch ms), and its `host:port` (null: no network URL). */
   readonly inFlight = new Map<Request, { sent: number; authority: string | null }>()
-  /** Stylesheet responses by every URL of their redirect chain. */
+  /** The main frame's stylesheet responses by every URL of their redirect chain: another frame's sheets style no part of the page read. */
   readonly responses = new Map<string, Response>()
   /** Stylesheets whose request failed (a cut host, a refused or unreachable one, a reset), by every URL of their chain. */
   readonly failedSheets = new Set<string>()
@@ -42,7 +42,7 @@ export class PageNetwork {
     })
     page.on('response', (response) => {
       const request = response.request()
-      if (request.resourceType() === 'stylesheet' && response.ok()) for (const hop of chainOf(request)) this.responses.set(hop, response)
+      if (request.resourceType() === 'stylesheet' && response.ok() && frameOf(request) === page.mainFrame()) for (const hop of chainOf(request)) this.responses.set(hop, response)
       if (!request.isNavigationRequest() || response.frame() !== page.mainFrame() || (response.status() >= 300 && response.status() < 400)) return
       this.failure = response.ok() ? null : `a page that answered HTTP ${response.status()}`
     })
@@ -78,4 +78,13 @@ function chainOf(request: Request): string[] {
   const urls: string[] = []
   for (let hop: Request | null = request; hop; hop = hop.redirectedFrom()) urls.push(hop.url())
   return urls
+}
+
+/** The frame a request is for; null for a worker's (Playwright throws for those). */
+function frameOf(request: Request): Frame | null {
+  try {
+    return request.frame()
+  } catch {
+    return null
+  }
 }

@@ -1,0 +1,80 @@
+/**
+ * What a page's loads receive, decoded, counted as it arrives: a page whose stylesheets or
+ * a document of which pass their bound is stopped while the bytes are still coming, before
+ * any of them is read into this process. A compressed body says nothing of its size until
+ * it is decoded (100 MiB of CSS is 100 KB gzipped), and the browser tells decoded sizes
+ * only to a DevTools session of our own: Playwright's drops them.
+ */
+import type { CDPSession } from 'playwright-core'
+import { EngineError } from './engine.ts'
+import { MAX_DOCUMENT_BYTES, MAX_PAGE_CSS_BYTES, mebibytes } from './limits.ts'
+
+/** Sessions whose Network domain is on: once per page, its jobs come and go. */
+const listening = new WeakSet<CDPSession>()
+
+type Counted = 'Stylesheet' | 'Document'
+
+export class ReceivedBytes {
+  /** Requests counted, by the browser's request id: what kind each is. */
+  readonly #kinds = new Map<string, Counted>()
+  readonly #documents = new Map<string, number>()
+  #stylesheets = 0
+  #over = false
+  readonly #session: CDPSession
+  readonly #onResponse: (event: { requestId: string; type: string }) => void
+  readonly #onData: (event: { requestId: string; dataLength: number }) => void
+
+  /** Counts what `session`'s page receives from now on; `over` hears once of the first bound passed. */
+  private constructor(session: CDPSession, over: (error: EngineError) => void) {
+    this.#session = session
+    this.#onResponse = ({ requestId, type }) => {
+      if (type === 'Stylesheet' || type === 'Document') this.#kinds.set(requestId, type)
+    }
+    this.#onData = ({ requestId, dataLength }) => {
+      const kind = this.#kinds.get(requestId)
+      if (kind === undefined || this.#over) return
+      const error = kind === 'Stylesheet' ? this.#addStylesheet(dataLength) : this.#addDocument(requestId, dataLength)
+      if (error === null) return
+      this.#over = true
+      over(error)
+    }
+    session.on('Network.responseReceived', this.#onResponse)
+    session.on('Network.dataReceived', this.#onData)
+  }
+
+  static async watch(session: CDPSession, over: (error: EngineError) => void): Promise<ReceivedBytes> {
+    if (!listening.has(session)) {
+      // Bodies are not kept for this session: Playwright's own keeps what the job reads.
+      await session.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 })
+      listening.add(session)
+    }
+    return new ReceivedBytes(session, over)
+  }
+
+  /** CSS received so far, every stylesheet of the page together (decoded bytes). */
+  get stylesheetBytes(): number {
+    return this.#stylesheets
+  }
+
+  stop(): void {
+    this.#session.off('Network.responseReceived', this.#onResponse)
+    this.#session.off('Network.dataReceived', this.#onData)
+  }
+
+  #addStylesheet(bytes: number): EngineError | null {
+    this.#stylesheets += bytes
+    return this.#stylesheets > MAX_PAGE_CSS_BYTES ? cssOverBound(this.#stylesheets) : null
+  }
+
+  #addDocument(requestId: string, bytes: number): EngineError | null {
+    const total = (this.#documents.get(requestId) ?? 0) + bytes
+    this.#documents.set(requestId, total)
+    if (total <= MAX_DOCUMENT_BYTES) return null
+    return new EngineError('render_failed', `A document of the page is larger than the ${mebibytes(MAX_DOCUMENT_BYTES)} the engine loads (decoded); it was stopped while it loaded.`)
+  }
+}
+
+/** The failure of a page whose CSS passed the bound, however it was found out. */
+export function cssOverBound(bytes: number): EngineError {
+  return new EngineError('render_failed', `The page's stylesheets hold more than ${mebibytes(MAX_PAGE_CSS_BYTES)} of CSS (${mebibytes(bytes)} so far, decoded), the most the engine reads; it was stopped there.`)
+}
