@@ -5,7 +5,7 @@
  */
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
-import { BrowserGone, type BrowserOptions, type LaunchedBrowser } from './browser.ts'
+import { BrowserGone, contextProxy, type BrowserOptions, type LaunchedBrowser } from './browser.ts'
 import type { EgressGate } from './egress.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 
@@ -188,8 +188,8 @@ export class PagePool {
       const opened = this.#browsers.answered(
         launched,
         (async () => {
-          // Playwright keeps loopback on the proxy for a context (`<-loopback>`): nothing bypasses the gate.
-          const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', proxy: { server: gate.server } })
+          // Loopback included, whatever the environment tells Playwright (contextProxy): nothing bypasses the gate.
+          const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', proxy: contextProxy(gate.server) })
           try {
             await context.addInitScript({ content: QUIET_PAGE_SCRIPT })
             return { context, page: await context.newPage() }

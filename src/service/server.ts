@@ -131,10 +131,19 @@ async function openState(options: ServiceOptions): Promise<{ store: Store; windo
 /**
  * The Chromium engine, loaded only when a service runs without an engine of its own. Every
  * connection of its pages is admitted by the network policy, at the engine's egress gate.
+ * Its browser is launched before the service answers: a browser that would not be held to the
+ * gate (or none at all) stops the start with the reason, rather than failing every job.
  */
 async function defaultEngine(policy: NetworkPolicy, workers: number, log: (line: Record<string, unknown>) => void): Promise<Engine> {
   const { createChromiumEngine } = await import('../engine/chromium.ts')
-  return createChromiumEngine({ admit: (host, port, schemes) => policy.admit(host, port, schemes), warmPages: workers + 1, log })
+  const engine = createChromiumEngine({ admit: (host, port, schemes) => policy.admit(host, port, schemes), warmPages: workers + 1, log })
+  try {
+    await engine.ready()
+  } catch (error) {
+    await engine.close()
+    throw error
+  }
+  return engine
 }
 
 function send(res: ServerResponse, answer: ApiAnswer): void {
