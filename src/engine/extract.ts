@@ -33,10 +33,11 @@ export interface SettledPage {
 export interface SettleInput {
   fontsMs: number
   ignoreAttribute: string
-  /** Most `<style>` text brought back, every element together. */
+  /** Most characters of sheets brought back: `<style>` text, addresses and media, every sheet together. */
   maxCssChars: number
-  /** Most distinct tags, ids and classes above the fold brought back. */
+  /** Most distinct tags, ids and classes above the fold brought back, and most characters they may hold together. */
   maxTokens: number
+  maxTokenChars: number
 }
 
 /**
@@ -63,7 +64,8 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
     // Critical CSS inlined by an earlier run is a copy of rules from the page's own sheets.
     if (sheet.ownerNode instanceof Element && sheet.ownerNode.hasAttribute(input.ignoreAttribute)) continue
     const text = sheet.href === null ? (sheet.ownerNode?.textContent ?? '') : null
-    cssChars += text?.length ?? 0
+    // Its address and media count too: a page can list a great many sheets with long ones.
+    cssChars += (text?.length ?? 0) + (sheet.href?.length ?? 0) + sheet.media.mediaText.length
     // Nothing past the bound crosses to the engine: the page fails with the count.
     if (cssChars > input.maxCssChars) return { base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what: 'css', count: cssChars } }
     sheets.push({ href: sheet.href, media: sheet.media.mediaText, text })
@@ -89,12 +91,18 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
   }
   ;(window as unknown as Record<symbol, unknown>)[Symbol.for('critical-css.aboveFold')] = aboveFold
   const present = new Set<string>()
+  let tokenChars = 0
+  const note = (token: string): void => {
+    if (present.has(token)) return
+    present.add(token)
+    tokenChars += token.length
+  }
   for (const element of Array.from(document.getElementsByTagName('*'))) {
     if (!aboveFold(element)) continue
-    present.add(`t:${element.localName.toLowerCase()}`)
-    if (element.id) present.add(`i:${element.id}`)
-    for (const name of Array.from(element.classList)) present.add(`c:${name}`)
-    if (present.size > input.maxTokens) return { base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what: 'tokens', count: present.size } }
+    note(`t:${element.localName.toLowerCase()}`)
+    if (element.id) note(`i:${element.id}`)
+    for (const name of Array.from(element.classList)) note(`c:${name}`)
+    if (present.size > input.maxTokens || tokenChars > input.maxTokenChars) return { base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what: 'tokens', count: present.size } }
   }
   const inlineStyles = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
     .join(';')

@@ -12,8 +12,9 @@ export const MAX_PAGE_CSS_BYTES = 8 * MiB
 export const MAX_DOCUMENT_BYTES = 32 * MiB
 /** Frames one page may attach in a job: each one costs the browser a document and this process its events. */
 export const MAX_FRAMES = 100
-/** Distinct tags, ids and classes above the fold one read may bring back. */
+/** Distinct tags, ids and classes above the fold one read may bring back, and their characters together. */
 export const MAX_PRESENT_TOKENS = 100_000
+export const MAX_PRESENT_CHARS = 4 * MiB
 /** CSS source the parse cache keeps for jobs to come, every entry together. */
 export const PARSED_CSS_CACHE_BYTES = 32 * MiB
 

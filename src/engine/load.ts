@@ -10,7 +10,7 @@ import type { Attempt } from './attempt.ts'
 import { BrowserGone } from './browser.ts'
 import { authorityOf, type EgressGate, type Unreached } from './egress.ts'
 import { EngineError } from './engine.ts'
-import { MAX_FRAMES, MAX_PAGE_CSS_BYTES, MAX_PRESENT_TOKENS } from './limits.ts'
+import { MAX_FRAMES, MAX_PAGE_CSS_BYTES, MAX_PRESENT_CHARS, MAX_PRESENT_TOKENS, mebibytes } from './limits.ts'
 import { settle, type SettledPage } from './extract.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import { PageNetwork } from './page-network.ts'
@@ -190,9 +190,9 @@ export async function resizePage({ page, network }: LoadedView, viewport: Viewpo
 
 /** The page read once it has what shapes its first screen; a page past a bound of the read fails, naming it. */
 async function readPage(page: Page, fontsMs: number): Promise<SettledPage> {
-  const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxCssChars: MAX_PAGE_CSS_BYTES, maxTokens: MAX_PRESENT_TOKENS })
+  const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxCssChars: MAX_PAGE_CSS_BYTES, maxTokens: MAX_PRESENT_TOKENS, maxTokenChars: MAX_PRESENT_CHARS })
   if (listed.over?.what === 'css') throw cssOverBound(listed.over.count)
-  if (listed.over) throw new EngineError('render_failed', `The page has more than ${MAX_PRESENT_TOKENS.toLocaleString('en')} distinct tags, ids and classes above the fold, the most the engine reads.`)
+  if (listed.over) throw new EngineError('render_failed', `The page has more distinct tags, ids and classes above the fold than the engine reads (${MAX_PRESENT_TOKENS.toLocaleString('en')}, or ${mebibytes(MAX_PRESENT_CHARS)} of names).`)
   return listed
 }
 

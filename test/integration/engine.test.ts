@@ -124,6 +124,9 @@ beforeAll(async () => {
     // 9 MiB of rules: past what the engine parses.
     '/css/huge.css': '.r{color:red}\n'.repeat(Math.ceil((9 * 1024 * 1024) / 14)),
     '/huge.html': page('<link rel="stylesheet" href="/css/huge.css">', LAYOUT),
+    // The same bounds for what a page builds in itself and the read would bring back: 9 MiB of <style>, 120,000 classes above the fold.
+    '/huge-style.html': page('<script>document.head.append(Object.assign(document.createElement("style"), { textContent: ".s{color:red}\\n".repeat(700000) }))</script>', LAYOUT),
+    '/many-classes.html': page('', '<h1 id="h">Classes</h1><script>document.getElementById("h").className = Array.from({ length: 120000 }, (_, i) => "c" + i).join(" ")</script>'),
     '/loop.html': '<!doctype html><html><head><script>location.replace("/loop.html?" + Math.random())</script></head><body>Again.</body></html>',
     '/stalled.html': page(`<link rel="stylesheet" href="/css/site.css"><link rel="stylesheet" href="${blackHole.origin}/fonts.css"><style>@font-face{font-family:Far;src:url(${blackHole.origin}/far.woff2)}.hero-title{font-family:Far,serif}</style>`, LAYOUT),
     '/order.html': page(
@@ -378,6 +381,14 @@ describe('Chromium engine: failures', () => {
   it('a page with more CSS than the engine parses fails render_failed, saying how much, not internal', async () => {
     const error = await generate('/huge.html').catch((caught: unknown) => caught)
     expect(error).toMatchObject({ code: 'render_failed', message: expect.stringMatching(/^The page's stylesheets hold more than 8 MiB of CSS \(8\.\d MiB so far, decoded\)/) })
+  })
+
+  it('what a read of the page would bring back is bounded too: a page that builds 9 MiB of <style> or 120,000 classes above the fold fails render_failed, naming the bound', async () => {
+    expect(await generate('/huge-style.html').catch((caught: unknown) => caught)).toMatchObject({ code: 'render_failed', message: expect.stringMatching(/^The page's stylesheets hold more than 8 MiB of CSS \(9\.\d MiB so far/) })
+    expect(await generate('/many-classes.html').catch((caught: unknown) => caught)).toMatchObject({
+      code: 'render_failed',
+      message: 'The page has more distinct tags, ids and classes above the fold than the engine reads (100,000, or 4 MiB of names).',
+    })
   })
 
   it('a page that never stops moving fails render_failed, saying so', async () => {
