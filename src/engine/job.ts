@@ -160,24 +160,23 @@ export class Jobs {
    * was counted as it came (see ReceivedBytes): none of these reads is past the page's bound.
    */
   async #stylesheetTexts(views: LoadedView[], waitMs: number): Promise<Map<string, FetchedSheet>> {
-    const chosen = new Map<string, Response>()
-    for (const view of views) for (const [url, response] of view.network.responses) if (!chosen.has(url)) chosen.set(url, response)
+    const chosen = new Map<string, { response: Response; view: LoadedView }>()
+    for (const view of views) for (const [url, response] of view.network.responses) if (!chosen.has(url)) chosen.set(url, { response, view })
     const reads = new Map<Response, Promise<FetchedSheet | undefined>>()
-    for (const response of chosen.values()) {
+    for (const { response, view } of chosen.values()) {
       if (reads.has(response)) continue
-      reads.set(
-        response,
-        response.text().then(
-          (text) => ({ text, url: response.url() }),
-          () => undefined,
-        ),
-      )
+      const url = response.url()
+      const read = async (): Promise<FetchedSheet | undefined> => {
+        const text = (await view.received.stylesheetText(url)) ?? (await response.text().catch(() => undefined))
+        return text === undefined ? undefined : { text, url }
+      }
+      reads.set(response, read())
     }
     const texts = new Map<string, FetchedSheet>()
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
       Promise.all(
-        [...chosen].map(async ([url, response]) => {
+        [...chosen].map(async ([url, { response }]) => {
           const fetched = await reads.get(response)
           if (fetched) texts.set(url, fetched)
         }),

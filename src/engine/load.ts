@@ -40,6 +40,8 @@ export interface LoadedView {
   listed: SettledPage
   /** What the load did on the network: stylesheet responses (bodies are read once per job, when needed), failures, requests in flight. */
   network: PageNetwork
+  /** What the page received, counted as it came; the way its stylesheet bodies are read. */
+  received: ReceivedBytes
 }
 
 /** The page's own renderer died (out of memory, killed): the job fails, and is not tried again, since the page would do it again. */
@@ -138,7 +140,7 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       if (!listed.parsed) throw stillParsing(page, network)
       // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
       if (network.failure) throw movedOn(gate, network)
-      return { spare, page, listed, network }
+      return { spare, page, listed, network, received }
     } catch (error) {
       const death = died()
       if (death) throw death

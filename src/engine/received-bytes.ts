@@ -17,18 +17,21 @@ type Counted = 'Stylesheet' | 'Document'
 export class ReceivedBytes {
   /** Requests counted, by the browser's request id: what kind each is. */
   readonly #kinds = new Map<string, Counted>()
+  /** The latest stylesheet response for each URL, by request id: its body can be asked for on this session. */
+  readonly #sheets = new Map<string, string>()
   readonly #documents = new Map<string, number>()
   #stylesheets = 0
   #over = false
   readonly #session: CDPSession
-  readonly #onResponse: (event: { requestId: string; type: string }) => void
+  readonly #onResponse: (event: { requestId: string; type: string; response: { url: string } }) => void
   readonly #onData: (event: { requestId: string; dataLength: number }) => void
 
   /** Counts what `session`'s page receives from now on; `over` hears once of the first bound passed. */
   private constructor(session: CDPSession, over: (error: EngineError) => void) {
     this.#session = session
-    this.#onResponse = ({ requestId, type }) => {
+    this.#onResponse = ({ requestId, type, response }) => {
       if (type === 'Stylesheet' || type === 'Document') this.#kinds.set(requestId, type)
+      if (type === 'Stylesheet') this.#sheets.set(response.url, requestId)
     }
     this.#onData = ({ requestId, dataLength }) => {
       const kind = this.#kinds.get(requestId)
@@ -54,6 +57,22 @@ export class ReceivedBytes {
   /** CSS received so far, every stylesheet of the page together (decoded bytes). */
   get stylesheetBytes(): number {
     return this.#stylesheets
+  }
+
+  /**
+   * A stylesheet's body as the browser received it, asked on this session: half what a
+   * Playwright response's body costs (no copy through its protocol). Undefined when this
+   * session saw no response for `url`, or the browser no longer has it.
+   */
+  async stylesheetText(url: string): Promise<string | undefined> {
+    const requestId = this.#sheets.get(url)
+    if (requestId === undefined) return undefined
+    try {
+      const { body, base64Encoded } = await this.#session.send('Network.getResponseBody', { requestId })
+      return base64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body
+    } catch {
+      return undefined
+    }
   }
 
   stop(): void {
