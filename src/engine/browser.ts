@@ -396,6 +396,13 @@ async function launchBrowser(executablePath: string, extraArgs: string[], bounds
       chromiumSandbox: sandbox,
       proxy: { server: ownProxy.server, bypass: LOOPBACK_BYPASS },
       timeout: LAUNCH_TIMEOUT_MS,
+      // Signals are the host's to handle. Playwright's own SIGTERM and SIGHUP handlers close the
+      // browser and leave the process running: the engine took that for a crash and relaunched,
+      // and a build sent SIGTERM went on to the end. Its `exit` handler stays: whatever ends the
+      // process kills every browser it launched, one still starting included.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
     })
     const launched = server
     const kill = (): void => void launched.kill().catch(() => {})

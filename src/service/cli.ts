@@ -66,7 +66,7 @@ Options:
   --allow-private-networks   also fetch loopback and private addresses
   --allow-origin URL         fetch this origin even when it is internal (repeatable)
 
-Stops gracefully on SIGTERM and SIGINT: new requests get 503, running jobs finish or
+Stops gracefully on SIGTERM, SIGINT and SIGHUP: new requests get 503, running jobs finish or
 go back to the queue. Logs one JSON line per event on stdout; tokens never appear.
 `,
   create: `critical-css-service token create — make a token
@@ -164,6 +164,7 @@ async function serve(argv: string[]): Promise<void> {
   }
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
+  process.once('SIGHUP', () => stop('SIGHUP'))
 }
 
 async function withStore<T>(flags: StateFlags, run: (store: Store) => Promise<T>): Promise<T> {

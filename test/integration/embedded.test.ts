@@ -159,18 +159,26 @@ describe('embedded mode', () => {
     expect(seen).toBe(false)
   }, 60_000)
 
-  it('an interrupted build (Ctrl-C) takes its browser down with it', async () => {
-    const script = fileURLToPath(new URL('../fixtures/embedded-build.ts', import.meta.url))
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] })
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-    let seen = ''
-    child.stdout.on('data', (chunk: Buffer) => (seen += chunk.toString()))
-    expect(await until(() => seen.includes('in a local Chromium'), 30_000)).toBe(true)
-    const browsers = browsersBelow(child.pid!)
-    expect(browsers.length).toBeGreaterThan(0)
-    child.kill('SIGINT')
-    expect(await exited).not.toBe(0)
-    expect(seen).not.toContain('built')
-    expect(await until(() => browsers.every((pid) => !alive(pid)), 5000)).toBe(true)
-  }, 60_000)
+  // Before issue 30 only SIGINT did: Playwright's SIGTERM and SIGHUP handlers closed the browser, the engine relaunched it, and the build went on to exit 0.
+  for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]] as const) {
+    it(`an interrupted build (${signal}) ends within 2 s by it, says so, and takes its browser down with it`, async () => {
+      const script = fileURLToPath(new URL('../fixtures/embedded-build.ts', import.meta.url))
+      const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      let seen = ''
+      let said = ''
+      child.stdout.on('data', (chunk: Buffer) => (seen += chunk.toString()))
+      child.stderr.on('data', (chunk: Buffer) => (said += chunk.toString()))
+      expect(await until(() => seen.includes('in a local Chromium'), 30_000)).toBe(true)
+      const browsers = browsersBelow(child.pid!)
+      expect(browsers.length).toBeGreaterThan(0)
+      const sent = performance.now()
+      child.kill(signal)
+      const code = await exited
+      expect({ code, within2s: performance.now() - sent <= 2000 }).toEqual({ code: 128 + number, within2s: true })
+      expect(said).toContain(`stopped by ${signal}`)
+      expect(seen).not.toContain('built')
+      expect(await until(() => browsers.every((pid) => !alive(pid)), 5000)).toBe(true)
+    }, 60_000)
+  }
 })

@@ -4,6 +4,7 @@
  * in-memory store) with the Chromium engine. Loaded with `import()` only when some page
  * misses the cache, so a remote-mode or warm build never loads playwright-core.
  */
+import { constants } from 'node:os'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
 
 export interface EmbeddedService {
@@ -48,8 +49,10 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
       // Nothing is in flight once the build has every page's answer.
       shutdownGraceMs: 0,
     })
+    const stopSignals = stopOnSignals()
     let closed: Promise<void> | null = null
     const close = (): Promise<void> => {
+      stopSignals()
       closed ??= service
         .close()
         .catch(() => {})
@@ -60,5 +63,32 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   } catch (error) {
     await engine.close().catch(() => {})
     throw error
+  }
+}
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+/**
+ * While the embedded service renders, SIGINT, SIGTERM and SIGHUP (CI cancel, `timeout`,
+ * `docker stop`, a closed terminal) end the process at once, as an unhandled signal would:
+ * nothing is written after it (a build writes its pages after the render, the folder command
+ * its folder all at once), and exiting runs the browser launcher's own exit handler, which
+ * kills every browser process group it started. One line says why. A host that handles the
+ * signal itself (another listener) decides instead; this one only stops listening then.
+ * Returns the way to stop listening.
+ */
+function stopOnSignals(): () => void {
+  const handlers = STOP_SIGNALS.map((signal) => {
+    const handler = (): void => {
+      process.off(signal, handler)
+      if (process.listenerCount(signal) > 0) return
+      process.stderr.write(`${PLUGIN_NAME}: stopped by ${signal} while pages were being rendered; no page was written.\n`)
+      process.exit(128 + (constants.signals[signal] ?? 0))
+    }
+    process.on(signal, handler)
+    return [signal, handler] as const
+  })
+  return () => {
+    for (const [signal, handler] of handlers) process.off(signal, handler)
   }
 }
