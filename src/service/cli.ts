@@ -194,6 +194,8 @@ async function token(argv: string[]): Promise<void> {
     if (values.expires !== undefined) {
       const time = Date.parse(values.expires)
       if (Number.isNaN(time)) throw new UsageError(`--expires must be an ISO date, got "${values.expires}"`)
+      // A token that is expired when made answers 402 to its first generate: a typo, not a wish.
+      if (time <= Date.now()) throw new UsageError(`--expires ${values.expires} is in the past: the token would be refused (402) from its first request`)
       expiresAt = new Date(time).toISOString()
     }
     const quota = values.quota === undefined ? null : positiveInteger(values.quota, '--quota', 0)
@@ -222,7 +224,8 @@ async function token(argv: string[]): Promise<void> {
     const [id] = positionals
     if (!id) throw new UsageError('token revoke needs the token id (see token list)')
     const revoked = await withStore(values, (store) => store.revokeToken(id, new Date().toISOString()))
-    if (!revoked) throw new UsageError(`no token with id ${id} (see token list)`)
+    // Well-formed, but nothing to revoke: a failure (1), not a usage error (2).
+    if (!revoked) throw new Error(`no token with id ${id} (see token list)`)
     process.stdout.write(`Revoked ${id}.\n`)
     return
   }

@@ -240,7 +240,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   if (!(await store.listTokens()).some((token) => token.revokedAt === null)) {
     // A new or emptied database answers 401 to everyone: say so once, where the operator looks.
     const place = options.redisUrl !== undefined ? { shown: 'on Redis', flag: ' --redis URL' } : options.dataDir ? { shown: `in ${options.dataDir}`, flag: ` --data-dir ${options.dataDir}` } : null
-    safeLog({ event: 'no_tokens', message: `No API token is active${place ? ` ${place.shown}` : ''}: every request will get 401. Create one with \`critical-css-service token create${place?.flag ?? ''}\`.` })
+    safeLog({ event: 'no_tokens', message: `No API token is active${place ? ` ${place.shown}` : ''}: every request will get 401. Create one with \`critical-css-service token create --plan pro${place?.flag ?? ''}\`.` })
   }
   const queueOptions = {
     store,

@@ -41,7 +41,13 @@ describe('critical-css-service', () => {
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('--plan must be one of free, pro, ent')
     expect(cli('frobnicate').code).toBe(2)
-    expect(cli('token', 'revoke', 'tok_nope', '--data-dir', dataDir).code).toBe(2)
+    const past = cli('token', 'create', '--plan', 'pro', '--expires', '2020-01-01', '--data-dir', dataDir)
+    expect({ code: past.code, stderr: past.stderr }).toEqual({ code: 2, stderr: expect.stringContaining('--expires 2020-01-01 is in the past') })
+  })
+
+  it('a well-formed command that fails exits 1: revoking a token id that does not exist', () => {
+    const revoked = cli('token', 'revoke', 'tok_nope', '--data-dir', dataDir)
+    expect({ code: revoked.code, stderr: revoked.stderr }).toEqual({ code: 1, stderr: 'critical-css-service: no token with id tok_nope (see token list)\n' })
   })
 
   it('creates a token shown once, lists it without the token, serves it, revokes it', async () => {

@@ -4,9 +4,11 @@
  * running when it stopped (or crashed) are queued again and finish. A database another
  * process holds locked delays writes without stopping the service or losing a result.
  */
+import { spawnSync } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client.ts'
@@ -18,6 +20,8 @@ import { createMemoryStore } from '../../src/service/store/memory.ts'
 import { openSqliteStore } from '../../src/service/store/sqlite.ts'
 import type { LocalStore, StoredJob } from '../../src/service/store/types.ts'
 import { createStubEngine, stubCss } from '../fixtures/stub-engine.ts'
+
+const SERVICE_CLI = fileURLToPath(new URL('../../src/service/cli.ts', import.meta.url))
 
 const TOKEN = 'tok_store_test_0123456789ab'
 const dirs: string[] = []
@@ -283,7 +287,14 @@ describe('a SQLite database that cannot be trusted', () => {
     services.push(service)
     const warning = lines.find((line) => line.event === 'no_tokens')
     expect(warning?.message).toContain('every request will get 401')
-    expect(warning?.message).toContain(`token create --data-dir ${dir}`)
+    // The hint works as copied: run as printed, it makes a token, and a service on that data dir starts without the warning.
+    const hint = /`critical-css-service (token create [^`]+)`/.exec(String(warning?.message))?.[1]
+    expect(hint).toBe(`token create --plan pro --data-dir ${dir}`)
+    const copied = spawnSync(process.execPath, ['--import', 'tsx', SERVICE_CLI, ...hint!.split(' ')], { encoding: 'utf8' })
+    expect({ code: copied.status, token: copied.stdout.trim() }).toEqual({ code: 0, token: expect.stringMatching(/^ccs_/) })
+    await service.close()
+    const after = await startService({ dataDir: dir, engine: createStubEngine(), log: (line) => lines.push(line) })
+    services.push(after)
     const withToken = await startService({ engine: createStubEngine(), tokens: [{ token: TOKEN, plan: 'ent' }], log: (line) => lines.push(line) })
     services.push(withToken)
     expect(lines.filter((line) => line.event === 'no_tokens')).toHaveLength(1)
