@@ -128,6 +128,9 @@ async function openState(options: ServiceOptions): Promise<{ store: Store; windo
   return { store: fromLocal(openSqliteStore(options.dataDir)), windows: localWindows(windowMs) }
 }
 
+/** A service extra beside the contract's endpoints: whether this process takes requests (200) or is stopping (503). */
+export const HEALTH_PATH = '/health'
+
 /**
  * The Chromium engine, loaded only when a service runs without an engine of its own. Every
  * connection of its pages is admitted by the network policy, at the engine's egress gate.
@@ -289,6 +292,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       else res.destroy()
     }
     try {
+      if (path === HEALTH_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+        // For load balancers and probes: no token, no data, not logged (they ask every few seconds).
+        req.resume()
+        send(res, { status: closing ? 503 : 200, headers: { 'cache-control': 'no-store' }, body: { status: closing ? 'stopping' : 'ok' } })
+        return
+      }
       if (closing) {
         req.resume()
         finish({ status: 503, headers: { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' }, body: errorBodyToWire({ code: 'unavailable', message: 'The service is shutting down.' }) })

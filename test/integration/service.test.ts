@@ -134,6 +134,30 @@ describe('the error table', () => {
   })
 })
 
+describe('health (a service extra beside the contract)', () => {
+  it('GET and HEAD /health answer 200 without a token, with no data of any token, and are not logged', async () => {
+    const { service, lines } = await setup()
+    const health = await call(service, '/health', { token: null })
+    expect({ status: health.status, json: health.json, cache: health.headers.get('cache-control') }).toEqual({ status: 200, json: { status: 'ok' }, cache: 'no-store' })
+    expect((await call(service, '/health', { token: null, method: 'HEAD' })).status).toBe(200)
+    // Other methods are not the probe's: the API's 404 for a path it does not have.
+    expect((await call(service, '/health', { token: null, method: 'POST', body: '{}' })).status).toBe(404)
+    expect(lines.filter((line) => line.event === 'request' && line.path === '/health' && line.method !== 'POST')).toEqual([])
+  })
+
+  it('answers 503 once the service is stopping, so a load balancer takes it out', async () => {
+    const { service } = await setup({ shutdownGraceMs: 2000 }, () => ({ delayMs: 1500 }))
+    const started = await call(service, '/api/critical-css/generate', { body: generateBody() })
+    expect(started.status).toBe(202)
+    // A job in flight keeps the service draining for a moment.
+    for (let i = 0; i < 100 && (await call(service, `/api/critical-css/job/${started.json.id}/data`)).json.status !== 'processing'; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    const closing = service.close()
+    const health = await call(service, '/health', { token: null })
+    expect({ status: health.status, json: health.json }).toEqual({ status: 503, json: { status: 'stopping' } })
+    await closing
+  })
+})
+
 describe('rate limits', () => {
   it.each([
     ['free', FREE, 5],
