@@ -68,6 +68,12 @@ Options:
 
 Stops gracefully on SIGTERM, SIGINT and SIGHUP: new requests get 503, running jobs finish or
 go back to the queue. Logs one JSON line per event on stdout; tokens never appear.
+
+Packages it needs besides this one (optional peers: install what your mode uses):
+  playwright-core   rendering with the Chromium engine (not for --role api or --engine)
+  better-sqlite3    --data-dir (the default); compiles from source where no prebuilt
+                    binary fits your platform and Node, which can take minutes
+  ioredis, bullmq   --redis
 `,
   create: `critical-css-service token create — make a token
 

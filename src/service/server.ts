@@ -4,6 +4,7 @@
  * nothing internal, and `close()` stops accepting (503 + Retry-After), lets jobs in flight
  * finish or go back to the queue, then closes the store and the engine.
  */
+import { existsSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../contract/api-contract.ts'
@@ -214,8 +215,20 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   const allowPrivateNetworks = options.allowPrivateNetworks ?? false
   const policy = createNetworkPolicy({ allowPrivateNetworks, allowOrigins: options.allowOrigins ?? [], resolve: options.resolve ?? systemResolver })
+  // A data dir this start creates goes again if the start fails: a failed start leaves nothing behind.
+  const newDataDir = options.redisUrl === undefined && options.dataDir !== undefined && !existsSync(options.dataDir) ? options.dataDir : null
+  const forgetNewDataDir = (): void => {
+    if (newDataDir !== null) rmSync(newDataDir, { recursive: true, force: true })
+  }
   // The store first: a damaged database stops the start before a browser is launched.
-  const { store, windows } = await openState(options)
+  let state: Awaited<ReturnType<typeof openState>>
+  try {
+    state = await openState(options)
+  } catch (error) {
+    forgetNewDataDir()
+    throw error
+  }
+  const { store, windows } = state
   const role = options.role ?? 'all'
   let engine: Engine | null
   try {
@@ -223,12 +236,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     engine = role === 'api' ? null : (options.engine ?? (await defaultEngine(policy, options.workers ?? DEFAULT_WORKERS, safeLog)))
   } catch (error) {
     await store.close()
+    forgetNewDataDir()
     throw error
   }
-  // A start that fails past this point lets go of what it opened: the store's file, the browser and its gate.
+  // A start that fails past this point lets go of what it opened: the store's file, the browser and its gate, a data dir it made.
+  let started = false
   const release = async (): Promise<void> => {
     await store.close()
     await engine?.close?.()
+    if (!started) forgetNewDataDir()
   }
   const createdAt = new Date(now()).toISOString()
   try {
@@ -353,6 +369,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     await release()
     throw error
   }
+  started = true
   let url = ''
   if (role === 'worker') safeLog({ event: 'worker_started', workers: queueOptions.workers })
   else {

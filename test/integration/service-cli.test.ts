@@ -31,6 +31,8 @@ describe('critical-css-service', () => {
   it('prints help for itself and each command', () => {
     expect(cli('--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('token create') })
     expect(cli('serve', '--help').stdout).toContain('--data-dir')
+    // The optional peers each mode needs, named before a start fails for want of one.
+    expect(cli('serve', '--help').stdout).toMatch(/playwright-core .*Chromium[\s\S]*better-sqlite3 .*--data-dir[\s\S]*ioredis, bullmq .*--redis/)
     expect(cli('token', 'create', '--help').stdout).toContain('--plan free|pro|ent')
     expect(cli('token', 'list', '--help').stdout).toContain('never the tokens')
     expect(cli('token', 'revoke', '--help').stdout).toContain('token revoke ID')

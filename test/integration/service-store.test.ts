@@ -5,6 +5,7 @@
  * process holds locked delays writes without stopping the service or losing a result.
  */
 import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -278,6 +279,19 @@ describe('a SQLite database that cannot be trusted', () => {
     for (let at = 4096 * 2; at < Math.min(bytes.length, 4096 * 12); at++) bytes[at] = (at * 31) & 0xff
     await writeFile(file, bytes)
     await expect(startService({ dataDir: dir, engine: createStubEngine() })).rejects.toThrow(/cannot be used/)
+  })
+
+  it('a start that fails leaves no data dir it made: a port in use, on a new dir', async () => {
+    const parent = await tempDir()
+    const taken = await startService({ engine: createStubEngine(), tokens: [{ token: TOKEN, plan: 'ent' }] })
+    services.push(taken)
+    const port = Number(new URL(taken.url).port)
+    const dataDir = join(parent, 'new-data')
+    await expect(startService({ dataDir, port, engine: createStubEngine(), tokens: [{ token: TOKEN, plan: 'ent' }] })).rejects.toThrow(/EADDRINUSE/)
+    expect(existsSync(dataDir)).toBe(false)
+    // A dir that was there before stays, with what the failed start put in it.
+    await expect(startService({ dataDir: parent, port, engine: createStubEngine(), tokens: [{ token: TOKEN, plan: 'ent' }] })).rejects.toThrow(/EADDRINUSE/)
+    expect(existsSync(parent)).toBe(true)
   })
 
   it('an empty database starts, and says that every request will get 401 until a token is created', async () => {
