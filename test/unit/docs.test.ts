@@ -8,6 +8,7 @@
  *   `optionsSchema`;
  * - every relative link points at a file that exists, and an anchor at a heading in it.
  */
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -293,6 +294,26 @@ describe('links', () => {
       }
     }
     expect(broken).toEqual([])
+  })
+
+  // From node_modules or an unpacked tarball the README's links must still lead somewhere: the pages they reach ship with the package.
+  it('every page the README links, and every page those link, ships in the package (npm pack)', () => {
+    const packed = new Set((JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as { files: { path: string }[] }[])[0]!.files.map((file) => file.path))
+    const missing = new Set<string>()
+    const seen = new Set<string>()
+    const queue = [README]
+    while (queue.length > 0) {
+      const file = queue.shift()!
+      if (seen.has(file)) continue
+      seen.add(file)
+      if (!packed.has(file)) missing.add(file)
+      for (const link of relativeLinks(file)) {
+        const path = link.target.split('#', 2)[0]!
+        if (path !== '') queue.push(relative(ROOT, resolve(dirname(join(ROOT, file)), decodeURIComponent(path))))
+      }
+    }
+    expect([...missing]).toEqual([])
+    expect(seen.size).toBeGreaterThan(DOCS_PAGES.length)
   })
 
   it('the README links every docs page, and every docs page starts with a link back to it', () => {
