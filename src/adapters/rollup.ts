@@ -72,7 +72,8 @@ export function viteHooks(session: BuildSession): Partial<VitePlugin> {
       config = resolved
       // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
       const production = resolved.isProduction || resolved.mode === 'production'
-      enabled = session.enabled({ production, watch: Boolean(resolved.build.watch), server: Boolean(resolved.build.ssr) })
+      // A library build (`build.lib`) emits modules, never an HTML page: like an SSR build, it starts and says nothing.
+      enabled = session.enabled({ production, watch: Boolean(resolved.build.watch), server: Boolean(resolved.build.ssr) || Boolean(resolved.build.lib) })
       framework = frameworkOf(resolved.plugins.map((plugin) => plugin.name))
     },
     generateBundle: {

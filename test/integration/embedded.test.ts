@@ -4,7 +4,7 @@
  * What is checked is the emitted HTML, the report and the build's error.
  */
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -157,6 +157,33 @@ describe('embedded mode', () => {
     const output = await build('vite', { root, failBundling: async () => void (seen = await until(() => browsersBelow(process.pid).length > 0, 2000)) })
     expect(output.error?.message).toMatch(/this build fails while it bundles/)
     expect(seen).toBe(false)
+  }, 60_000)
+
+  it('a Vite library build (build.lib, no HTML) starts no browser, creates no cache dir and hints at nothing', async () => {
+    const root = await createProject('vite')
+    projects.add(root)
+    await writeFile(join(root, 'lib.js'), 'export const answer = 42\n')
+    const { build: viteBuild } = await import('vite')
+    const criticalCssPlugin = (await import('../../src/vite.ts')).default
+    const messages: string[] = []
+    const note = (message: string): void => void messages.push(message)
+    const logger = { info: note, warn: note, warnOnce: note, error: note, clearScreen: () => {}, hasErrorLogged: () => false, hasWarned: false }
+    let seen = false
+    let building = true
+    const watching = (async () => {
+      while (building) {
+        if (browsersBelow(process.pid).length > 0) seen = true
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+    })()
+    try {
+      await viteBuild({ root, configFile: false, mode: 'production', customLogger: logger, build: { lib: { entry: join(root, 'lib.js'), formats: ['es'], fileName: 'lib' }, outDir: join(root, 'lib-dist') }, plugins: [criticalCssPlugin()] })
+    } finally {
+      building = false
+      await watching
+    }
+    expect({ browser: seen, cacheDir: existsSync(join(root, 'node_modules/.cache/unplugin-critical-css')), hinted: messages.filter((m) => /critical CSS|critical-css/.test(m)) }).toEqual({ browser: false, cacheDir: false, hinted: [] })
+    expect(readFileSync(join(root, 'lib-dist/lib.js'), 'utf8')).toContain('42')
   }, 60_000)
 
   // Before issue 30 only SIGINT did: Playwright's SIGTERM and SIGHUP handlers closed the browser, the engine relaunched it, and the build went on to exit 0.
