@@ -7,6 +7,7 @@
  *   critical-css-service token list [--data-dir DIR | --redis URL]
  *   critical-css-service token revoke ID [--data-dir DIR | --redis URL]
  */
+import { constants } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -152,7 +153,18 @@ async function serve(argv: string[]): Promise<void> {
   })
   if (values.help) return void process.stdout.write(HELP.serve)
   const engine = await loadEngine(values.engine)
-  const service = await startService({
+  // Listening from before the start: a signal while the browser launches ends the process, and
+  // exiting has the browser launcher kill what it started; once the service runs, it drains first.
+  let service: Awaited<ReturnType<typeof startService>> | null = null
+  const stop = (signal: NodeJS.Signals): void => {
+    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'stopping', signal })}\n`)
+    if (service === null) process.exit(128 + (constants.signals[signal] ?? 0))
+    else void service.close().then(() => process.exit(0))
+  }
+  process.once('SIGTERM', () => stop('SIGTERM'))
+  process.once('SIGINT', () => stop('SIGINT'))
+  process.once('SIGHUP', () => stop('SIGHUP'))
+  service = await startService({
     port: positiveInteger(values.port, '--port', 8787),
     host: values.host ?? '127.0.0.1',
     ...stateOf(values),
@@ -164,13 +176,6 @@ async function serve(argv: string[]): Promise<void> {
     ...(engine ? { engine } : {}),
     log: (line) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`),
   })
-  const stop = (signal: string): void => {
-    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'stopping', signal })}\n`)
-    void service.close().then(() => process.exit(0))
-  }
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGHUP', () => stop('SIGHUP'))
 }
 
 async function withStore<T>(flags: StateFlags, run: (store: Store) => Promise<T>): Promise<T> {

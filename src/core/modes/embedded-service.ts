@@ -27,11 +27,14 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     import('../../service/server.ts'),
     import('../../service/auth.ts'),
   ])
+  // From before the launch: a signal while the browser starts must take it down too.
+  const stopSignals = stopOnSignals()
   let engine: Awaited<ReturnType<typeof createChromiumEngine>>
   try {
     engine = createChromiumEngine()
     await engine.ready()
   } catch (error) {
+    stopSignals()
     throw new ConfigurationError(
       `${PLUGIN_NAME}: no critical CSS service is configured, so the plugin renders the pages itself in a local Chrome/Chromium, and it cannot start one. ${describeError(error)} Or set the \`baseUrl\` and \`token\` options to use a Critical CSS Generation API instead.`,
     )
@@ -49,7 +52,6 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
       // Nothing is in flight once the build has every page's answer.
       shutdownGraceMs: 0,
     })
-    const stopSignals = stopOnSignals()
     let closed: Promise<void> | null = null
     const close = (): Promise<void> => {
       stopSignals()
@@ -61,6 +63,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     }
     return { baseUrl: service.url, token, close }
   } catch (error) {
+    stopSignals()
     await engine.close().catch(() => {})
     throw error
   }
