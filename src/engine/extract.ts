@@ -57,6 +57,8 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
   const MAX_INLINE_STYLES = 200_000
   // Only fonts still loading are waited for: `ready` can also wait on the document's load, which an image of a host that never answers holds.
   if (document.fonts.status === 'loading') await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, input.fontsMs))])
+  // A page past a bound is read no further: nothing past it crosses to the engine, only the count.
+  const stopped = (what: 'css' | 'tokens', count: number): SettledPage => ({ base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what, count } })
   const sheets: ListedSheet[] = []
   let cssChars = 0
   for (const sheet of Array.from(document.styleSheets)) {
@@ -66,8 +68,7 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
     const text = sheet.href === null ? (sheet.ownerNode?.textContent ?? '') : null
     // Its address and media count too: a page can list a great many sheets with long ones.
     cssChars += (text?.length ?? 0) + (sheet.href?.length ?? 0) + sheet.media.mediaText.length
-    // Nothing past the bound crosses to the engine: the page fails with the count.
-    if (cssChars > input.maxCssChars) return { base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what: 'css', count: cssChars } }
+    if (cssChars > input.maxCssChars) return stopped('css', cssChars)
     sheets.push({ href: sheet.href, media: sheet.media.mediaText, text })
   }
   // Marked like an inlined critical style, so a second read of the page (after a resize) does not list it.
@@ -102,7 +103,7 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
     note(`t:${element.localName.toLowerCase()}`)
     if (element.id) note(`i:${element.id}`)
     for (const name of Array.from(element.classList)) note(`c:${name}`)
-    if (present.size > input.maxTokens || tokenChars > input.maxTokenChars) return { base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what: 'tokens', count: present.size } }
+    if (present.size > input.maxTokens || tokenChars > input.maxTokenChars) return stopped('tokens', present.size)
   }
   const inlineStyles = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
     .join(';')

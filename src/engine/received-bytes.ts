@@ -47,16 +47,11 @@ export class ReceivedBytes {
 
   static async watch(session: CDPSession, over: (error: EngineError) => void): Promise<ReceivedBytes> {
     if (!listening.has(session)) {
-      // Bodies are not kept for this session: Playwright's own keeps what the job reads.
+      // No buffer of its own: a body asked for here comes from the renderer's copy of the resource, not a second one kept for it.
       await session.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 })
       listening.add(session)
     }
     return new ReceivedBytes(session, over)
-  }
-
-  /** CSS received so far, every stylesheet of the page together (decoded bytes). */
-  get stylesheetBytes(): number {
-    return this.#stylesheets
   }
 
   /**
