@@ -7,11 +7,11 @@
  *   critical-css-service token list [--data-dir DIR | --redis URL]
  *   critical-css-service token revoke ID [--data-dir DIR | --redis URL]
  */
-import { constants } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { PLANS, type Plan } from '../contract/api-contract.ts'
+import { STOP_SIGNALS, signalExitCode, type StopSignal } from '../shared/signals.ts'
 import { createToken } from './auth.ts'
 import type { Engine } from '../engine/engine.ts'
 import { startService, tokenRecord, type ServiceRole } from './server.ts'
@@ -156,14 +156,12 @@ async function serve(argv: string[]): Promise<void> {
   // Listening from before the start: a signal while the browser launches ends the process, and
   // exiting has the browser launcher kill what it started; once the service runs, it drains first.
   let service: Awaited<ReturnType<typeof startService>> | null = null
-  const stop = (signal: NodeJS.Signals): void => {
+  const stop = (signal: StopSignal): void => {
     process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'stopping', signal })}\n`)
-    if (service === null) process.exit(128 + (constants.signals[signal] ?? 0))
+    if (service === null) process.exit(signalExitCode(signal))
     else void service.close().then(() => process.exit(0))
   }
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGHUP', () => stop('SIGHUP'))
+  for (const signal of STOP_SIGNALS) process.once(signal, () => stop(signal))
   service = await startService({
     port: positiveInteger(values.port, '--port', 8787),
     host: values.host ?? '127.0.0.1',

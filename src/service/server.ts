@@ -144,7 +144,8 @@ async function defaultEngine(policy: NetworkPolicy, workers: number, log: (line:
   try {
     await engine.ready()
   } catch (error) {
-    await engine.close()
+    // The start's reason is what the operator needs, not a close that failed after it.
+    await engine.close().catch(() => {})
     throw error
   }
   return engine

@@ -4,7 +4,7 @@
  * in-memory store) with the Chromium engine. Loaded with `import()` only when some page
  * misses the cache, so a remote-mode or warm build never loads playwright-core.
  */
-import { constants } from 'node:os'
+import { STOP_SIGNALS, signalExitCode } from '../../shared/signals.ts'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
 
 export interface EmbeddedService {
@@ -69,8 +69,6 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   }
 }
 
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
-
 /**
  * While the embedded service renders, SIGINT, SIGTERM and SIGHUP (CI cancel, `timeout`,
  * `docker stop`, a closed terminal) end the process at once, as an unhandled signal would:
@@ -86,7 +84,7 @@ function stopOnSignals(): () => void {
       process.off(signal, handler)
       if (process.listenerCount(signal) > 0) return
       process.stderr.write(`${PLUGIN_NAME}: stopped by ${signal} while pages were being rendered; no page was written.\n`)
-      process.exit(128 + (constants.signals[signal] ?? 0))
+      process.exit(signalExitCode(signal))
     }
     process.on(signal, handler)
     return [signal, handler] as const
