@@ -10,7 +10,7 @@ import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
 import { directoryOutput } from '../core/build-server.ts'
 import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { isHtmlFile } from '../core/pages.ts'
+import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import type { BuildSession } from '../core/session.ts'
 
 const NAME = PLUGIN_NAME
@@ -31,6 +31,13 @@ function inMemoryFiles(files: readonly OutputFile[], outdir: string): Map<string
   return byName
 }
 
+/** esbuild writes a page only as an entry point (the `copy` or `file` loader) or from a plugin named for HTML. */
+function emitsHtml(options: PluginBuild['initialOptions']): boolean {
+  const points = options.entryPoints ?? []
+  const entries = Array.isArray(points) ? points.map((point) => (typeof point === 'string' ? point : point.in)) : Object.values(points)
+  return configEmitsHtml({ entries, plugins: (options.plugins ?? []).map((plugin) => plugin.name) })
+}
+
 export function setupEsbuild(build: PluginBuild, session: BuildSession): void {
   const initial = build.initialOptions
   const root = initial.absWorkingDir ?? process.cwd()
@@ -43,9 +50,9 @@ export function setupEsbuild(build: PluginBuild, session: BuildSession): void {
     builds += 1
     try {
       // A second build of the same context is a watch or serve rebuild.
-      enabled = session.enabled({ production: true, watch: builds > 1, server: false })
-      // A cold build's browser launches while esbuild bundles.
-      if (enabled) session.begin(root)
+      enabled = session.enabled({ production: true, watch: builds > 1, pageless: false })
+      // A cold build's browser launches while esbuild bundles, when its options say it emits pages.
+      if (enabled && emitsHtml(initial)) session.begin(root)
     } catch (error) {
       enabled = false
       return { errors: [{ text: (error as Error).message, pluginName: NAME }] }

@@ -6,7 +6,7 @@
 import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
 import type { BuildOutput } from '../core/build-server.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
-import { isHtmlFile } from '../core/pages.ts'
+import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import type { BuildLogger } from '../core/report.ts'
 import type { BuildSession } from '../core/session.ts'
 
@@ -28,6 +28,18 @@ interface Target {
   framework?: Framework | null
   /** Adds a file to the bundle (`this.emitFile`). */
   emit(fileName: string, source: string): void
+}
+
+/** A Rollup-like `input` option as its list of entries (a string, an array, or named entries). */
+function entriesOf(input: unknown): unknown[] {
+  if (Array.isArray(input)) return input
+  if (typeof input === 'object' && input !== null) return Object.values(input)
+  return [input]
+}
+
+/** A plugin's name (Rolldown's parallel plugins have none). */
+function pluginName(plugin: unknown): string {
+  return typeof plugin === 'object' && plugin !== null && 'name' in plugin && typeof plugin.name === 'string' ? plugin.name : ''
 }
 
 /** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
@@ -58,9 +70,10 @@ export function viteHooks(session: BuildSession): Partial<VitePlugin> {
   return {
     // Dev servers serve HTML as it is requested: there is no bundle to finish.
     apply: 'build',
-    buildStart() {
-      // A cold build's browser launches while the bundler works.
-      if (enabled && config !== null && client(this.environment)) session.begin(config.root)
+    buildStart(options) {
+      // A cold build's browser launches while the bundler works, when its entries are pages
+      // (Vite's own HTML plugin is in every build: only the entries say); a framework's pages come later.
+      if (enabled && config !== null && client(this.environment) && framework === null && configEmitsHtml({ entries: entriesOf(options.input), plugins: [] })) session.begin(config.root)
     },
     buildEnd(error) {
       if (error && client(this.environment)) void session.release()
@@ -73,7 +86,7 @@ export function viteHooks(session: BuildSession): Partial<VitePlugin> {
       // isProduction follows NODE_ENV, which test runners set to 'test': the mode says it too.
       const production = resolved.isProduction || resolved.mode === 'production'
       // A library build (`build.lib`) emits modules, never an HTML page: like an SSR build, it starts and says nothing.
-      enabled = session.enabled({ production, watch: Boolean(resolved.build.watch), server: Boolean(resolved.build.ssr) || Boolean(resolved.build.lib) })
+      enabled = session.enabled({ production, watch: Boolean(resolved.build.watch), pageless: Boolean(resolved.build.ssr) || Boolean(resolved.build.lib) })
       framework = frameworkOf(resolved.plugins.map((plugin) => plugin.name))
     },
     generateBundle: {
@@ -106,8 +119,14 @@ interface RollupLikeContext {
   emitFile(file: { type: 'asset'; fileName: string; source: string }): string
 }
 
+/** What this adapter reads of the build's input options. */
+interface RollupLikeInput {
+  input?: unknown
+  plugins: readonly unknown[]
+}
+
 export interface RollupLikeHooks {
-  buildStart(this: RollupLikeContext): void
+  buildStart(this: RollupLikeContext, options: RollupLikeInput): void
   buildEnd(this: RollupLikeContext, error?: Error): void
   closeBundle(this: RollupLikeContext): Promise<void>
   generateBundle: {
@@ -120,10 +139,10 @@ export interface RollupLikeHooks {
 export function rollupHooks(session: BuildSession): RollupLikeHooks {
   let enabled = false
   return {
-    buildStart() {
-      enabled = session.enabled({ production: true, watch: this.meta.watchMode, server: false })
-      // A cold build's browser launches while the bundler works.
-      if (enabled) session.begin(process.cwd())
+    buildStart(options) {
+      enabled = session.enabled({ production: true, watch: this.meta.watchMode, pageless: false })
+      // A cold build's browser launches while the bundler works, when the configuration says it writes pages.
+      if (enabled && configEmitsHtml({ entries: entriesOf(options.input), plugins: options.plugins.map(pluginName) })) session.begin(process.cwd())
     },
     buildEnd(error) {
       if (error) void session.release()

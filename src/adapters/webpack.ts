@@ -4,7 +4,7 @@
  * OPTIMIZE_TRANSFER, where compression and similar plugins read the final bytes.
  */
 import { PLUGIN_NAME } from '../core/errors.ts'
-import { isHtmlFile } from '../core/pages.ts'
+import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import type { BuildSession } from '../core/session.ts'
 
 const NAME = PLUGIN_NAME
@@ -15,7 +15,7 @@ const STAGE_AFTER_HTML = 100
 interface CompilerLike {
   context: string
   watchMode?: boolean
-  options: { mode?: string | undefined; target?: unknown }
+  options: { mode?: string | undefined; target?: unknown; output: { library?: unknown }; plugins: readonly unknown[] }
   webpack: {
     Compilation: { PROCESS_ASSETS_STAGE_OPTIMIZE_INLINE: number }
     WebpackError: new (message: string) => Error
@@ -49,6 +49,16 @@ function isServerTarget(target: unknown): boolean {
   return targets.some((value) => typeof value === 'string' && /^(?:async-)?node|^electron-main/.test(value))
 }
 
+/** A library (`output.library`) is modules for other builds, never a page. */
+function isLibrary(compiler: CompilerLike): boolean {
+  return Boolean(compiler.options.output.library)
+}
+
+/** The configuration's plugins by their class names (HtmlWebpackPlugin, HtmlRspackPlugin). */
+function pluginNames(compiler: CompilerLike): string[] {
+  return compiler.options.plugins.flatMap((plugin) => (typeof plugin === 'object' && plugin !== null ? [plugin.constructor.name] : []))
+}
+
 export function applyWebpackLike(compiler: CompilerLike, session: BuildSession): void {
   const { Compilation, WebpackError, sources } = compiler.webpack
   // What the build began that no run released (a failed compilation, nothing rendered) stops with the build.
@@ -58,9 +68,10 @@ export function applyWebpackLike(compiler: CompilerLike, session: BuildSession):
   compiler.hooks.thisCompilation.tap(NAME, (compilation) => {
     try {
       const production = (compiler.options.mode ?? 'production') === 'production'
-      if (!session.enabled({ production, watch: Boolean(compiler.watchMode), server: isServerTarget(compiler.options.target) })) return
-      // A cold build's browser launches while webpack compiles.
-      session.begin(compiler.context)
+      const pageless = isServerTarget(compiler.options.target) || isLibrary(compiler)
+      if (!session.enabled({ production, watch: Boolean(compiler.watchMode), pageless })) return
+      // A cold build's browser launches while webpack compiles, when an HTML plugin says it writes pages.
+      if (configEmitsHtml({ entries: [], plugins: pluginNames(compiler) })) session.begin(compiler.context)
     } catch (error) {
       compilation.errors.push(new WebpackError((error as Error).message))
       return

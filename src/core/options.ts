@@ -390,8 +390,8 @@ export interface BuildKind {
   production: boolean
   /** A watch or serve rebuild. */
   watch: boolean
-  /** A server (SSR, node-target) bundle: it has no page to paint. */
-  server: boolean
+  /** A bundle that paints no page: a server (SSR, node-target) or library build. */
+  pageless: boolean
 }
 
 /**
@@ -400,7 +400,7 @@ export interface BuildKind {
  * bundler does any work. Every adapter decides through this one function.
  */
 export function enabledFor(options: ResolvedOptions, build: BuildKind): boolean {
-  const enabled = options.enabled ?? (build.production && !build.watch && !build.server)
+  const enabled = options.enabled ?? (build.production && !build.watch && !build.pageless)
   if (enabled) assertRunnable(options)
   return enabled
 }

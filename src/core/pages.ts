@@ -26,6 +26,18 @@ export function isHtmlFile(file: string): boolean {
   return HTML_FILE.test(file)
 }
 
+/** A bundler plugin whose name says HTML (html-webpack-plugin, HtmlRspackPlugin, @rollup/plugin-html): what writes a bundle's pages. */
+const HTML_PLUGIN = /html/i
+
+/**
+ * Whether a bundler's configuration says the build writes pages: an entry that is an HTML
+ * file, or a plugin named for HTML. Only the early start hangs on it; the run still takes
+ * whatever HTML the build emits.
+ */
+export function configEmitsHtml(config: { entries: readonly unknown[]; plugins: readonly string[] }): boolean {
+  return config.entries.some((entry) => typeof entry === 'string' && isHtmlFile(entry)) || config.plugins.some((name) => HTML_PLUGIN.test(name))
+}
+
 /** The base as a path prefix, or null for a relative, absolute-URL or `auto` base (those say where assets go, not pages). */
 export function basePath(base: string): string | null {
   if (!base.startsWith('/') || base.startsWith('//')) return null

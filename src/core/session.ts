@@ -1,7 +1,8 @@
 /**
  * One plugin instance's builds, from start to release: the session picks the mode once
  * (a configured service, else embedded), begins it as the bundler starts when the build
- * will surely render (so a browser's launch or a usage read overlaps the bundling), runs
+ * will surely render (the adapter says the configuration writes pages, and the cache holds
+ * nothing), so a browser's launch or a usage read overlaps the bundling; runs
  * the pages when the HTML is ready, and releases what the mode started once the run ends,
  * or when the build ends without one (it failed, or emitted nothing to render). Adapters
  * and the folder command speak to nothing else of core's modes.
@@ -19,7 +20,10 @@ export interface BuildSession {
    * client code); when it does, the configuration's problems are thrown now.
    */
   enabled(build: BuildKind): boolean
-  /** The bundler starts (`root`: the project root the cache is below): a build that will surely render begins its mode now. */
+  /**
+   * The bundler starts and its configuration says it writes pages (`root`: the project root
+   * the cache is below): a build whose cache holds nothing begins its mode now.
+   */
   begin(root: string): void
   /** The HTML is ready: the pages get their critical CSS. Releases the session when it ends. */
   run(input: RunInput): Promise<RunResult>

@@ -186,6 +186,64 @@ describe('embedded mode', () => {
     expect(readFileSync(join(root, 'lib-dist/lib.js'), 'utf8')).toContain('42')
   }, 60_000)
 
+  /** A library of `bundler` (its configuration names no page): built with the plugin, the Chromium processes seen meanwhile counted. */
+  async function buildLibrary(bundler: Exclude<Bundler, 'vite'>, root: string): Promise<{ browser: boolean; warnings: string[] }> {
+    const entry = join(root, 'lib.js')
+    const outDir = join(root, 'lib-dist')
+    await writeFile(entry, 'export const answer = 42\n')
+    const warnings: string[] = []
+    let seen = false
+    let building = true
+    const watching = (async () => {
+      while (building) {
+        if (browsersBelow(process.pid).length > 0) seen = true
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+    })()
+    try {
+      if (bundler === 'webpack' || bundler === 'rspack') {
+        const plugin = (await import(bundler === 'webpack' ? '../../src/webpack.ts' : '../../src/rspack.ts')).default({ cache: false })
+        const config = { mode: 'production', context: root, entry, output: { path: outDir, library: { name: 'lib', type: 'umd' } }, plugins: [plugin], infrastructureLogging: { level: 'none' } }
+        const compiler = bundler === 'webpack' ? (await import('webpack')).default(config as never) : (await import('@rspack/core')).rspack(config as never)
+        await new Promise<void>((resolve, reject) =>
+          (compiler as unknown as { run(done: (error: Error | null, stats?: { toJson(o: object): { warnings?: { message: string }[] } }) => void): void }).run((error, stats) => {
+            for (const warning of stats?.toJson({ all: false, warnings: true }).warnings ?? []) warnings.push(warning.message)
+            if (error) reject(error)
+            else resolve()
+          }),
+        )
+        await new Promise<void>((resolve) => (compiler as unknown as { close(done: () => void): void }).close(resolve))
+      } else if (bundler === 'esbuild') {
+        const plugin = (await import('../../src/esbuild.ts')).default({ cache: false })
+        const result = await (await import('esbuild')).build({ absWorkingDir: root, entryPoints: [entry], bundle: true, format: 'esm', outdir: outDir, logLevel: 'silent', plugins: [plugin] })
+        warnings.push(...result.warnings.map((warning) => warning.text))
+      } else {
+        const plugin = (await import(bundler === 'rollup' ? '../../src/rollup.ts' : '../../src/rolldown.ts')).default({ cache: false })
+        // Bundling waits up to 2 s for a browser: these bundlers are done too soon for one started at buildStart to show.
+        const waits = { name: 'waits-for-a-browser', buildEnd: async () => void (await until(() => browsersBelow(process.pid).length > 0, 2000)) }
+        const input = { input: entry, plugins: [waits, plugin], onLog: (level: string, log: { message: string }) => void (level === 'warn' && warnings.push(log.message)) }
+        const bundle = bundler === 'rollup' ? await (await import('rollup')).rollup(input as never) : await (await import('rolldown')).rolldown(input as never)
+        await bundle.write({ dir: outDir, format: 'es' })
+        await bundle.close()
+      }
+    } finally {
+      building = false
+      await watching
+    }
+    return { browser: seen, warnings: warnings.filter((warning) => /critical CSS/.test(warning)) }
+  }
+
+  // The early start follows the configuration: no HTML entry or HTML plugin, no browser (before, every cold build launched one).
+  it.each(['webpack', 'rspack', 'rollup', 'rolldown', 'esbuild'] as const)('a %s library build (no page in its configuration) starts no browser', async (bundler) => {
+    const root = await createProject(bundler)
+    projects.add(root)
+    const { browser, warnings } = await buildLibrary(bundler, root)
+    expect(browser).toBe(false)
+    // webpack says it is a library (output.library): like Vite's build.lib, nothing to say. The others may have meant to emit pages: they are told none came.
+    if (bundler === 'webpack' || bundler === 'rspack') expect(warnings).toEqual([])
+    else expect(warnings.map((warning) => warning.replace(/^\[plugin [^\]]+\] /, ''))).toEqual([expect.stringMatching(/^critical CSS: the build's output has no HTML page/)])
+  }, 60_000)
+
   // Before issue 30 only SIGINT did: Playwright's SIGTERM and SIGHUP handlers closed the browser, the engine relaunched it, and the build went on to exit 0.
   for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]] as const) {
     it(`an interrupted build (${signal}) ends within 2 s by it, says so, and takes its browser down with it`, async () => {

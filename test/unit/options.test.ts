@@ -98,15 +98,15 @@ describe('assertRunnable', () => {
 })
 
 describe('enabledFor', () => {
-  const production = { production: true, watch: false, server: false }
+  const production = { production: true, watch: false, pageless: false }
 
   it('runs in production client builds only, unless `enabled` says otherwise', () => {
     const auto = resolveOptions({}, {})
     expect(enabledFor(auto, production)).toBe(true)
     expect(enabledFor(auto, { ...production, production: false })).toBe(false)
     expect(enabledFor(auto, { ...production, watch: true })).toBe(false)
-    expect(enabledFor(auto, { ...production, server: true })).toBe(false)
-    expect(enabledFor(resolveOptions({ enabled: true }, {}), { production: false, watch: true, server: true })).toBe(true)
+    expect(enabledFor(auto, { ...production, pageless: true })).toBe(false)
+    expect(enabledFor(resolveOptions({ enabled: true }, {}), { production: false, watch: true, pageless: true })).toBe(true)
     expect(enabledFor(resolveOptions({ enabled: false }, {}), production)).toBe(false)
   })
 
