@@ -399,7 +399,7 @@ const STUB_MODULE = fileURLToPath(new URL('../test/fixtures/stub-engine-module.t
 
 /** Starts a render worker process on the Redis state; resolves once it takes jobs. */
 async function workerProcess(redisUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--redis', redisUrl, '--role', 'worker', '--workers', String(JOB_WORKERS), '--engine', STUB_MODULE, '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--redis', redisUrl, '--role', 'worker', '--workers', String(JOB_WORKERS), '--engine', STUB_MODULE, '--allow-private-networks', '--log', 'json'], { stdio: ['ignore', 'pipe', 'inherit'] })
   await new Promise<void>((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -20,9 +20,17 @@ export type { ChromiumEngineOptions } from './options.ts'
 /** How long an unexpected error waits to learn whether the browser went away under it. */
 const DISCONNECT_GRACE_MS = 2000
 
+/** The browser an engine runs, as an operator checks it. */
+export interface BrowserIdentity {
+  /** Its executable. */
+  executablePath: string
+  /** Its version, as the browser says it (e.g. `142.0.7444.59`). */
+  version: string
+}
+
 export interface ChromiumEngine extends Engine {
   /** Launches the browser now (else the first job does): a browser that cannot start fails here, with its reason. */
-  ready(): Promise<void>
+  ready(): Promise<BrowserIdentity>
   close(): Promise<void>
 }
 
@@ -33,6 +41,7 @@ export function createChromiumEngine(options: ChromiumEngineOptions = {}): Chrom
 
 class ChromiumCriticalCss implements ChromiumEngine {
   readonly #log: ResolvedEngineOptions['log']
+  readonly #executablePath: string
   readonly #browsers: Browsers
   readonly #pool: PagePool
   readonly #jobs: Jobs
@@ -40,6 +49,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
 
   constructor(options: ResolvedEngineOptions) {
     this.#log = options.log
+    this.#executablePath = options.executablePath
     // One way out for every context: its gate admits, resolves within a bound, and can cut a host.
     this.#egress = createEgressProxy(options.admit, options.log)
     const egress = () => this.#egress.open()
@@ -66,10 +76,11 @@ class ChromiumCriticalCss implements ChromiumEngine {
     }
   }
 
-  async ready(): Promise<void> {
+  async ready(): Promise<BrowserIdentity> {
     const launched = await this.#browsers.launch()
     // The first jobs find their pages open: a page's renderer takes a while to start.
     this.#pool.refill(launched, [DEFAULT_VIEWPORTS[0]!, DEFAULT_VIEWPORTS[0]!])
+    return { executablePath: this.#executablePath, version: launched.browser.version() }
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@
 /**
  * `critical-css-service`: run the reference service, and manage its tokens.
  *
- *   critical-css-service serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR | --redis URL] [--workers 2] [--engine MODULE]
+ *   critical-css-service serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR | --redis URL] [--workers 2] [--engine MODULE] [--log text|json]
  *   critical-css-service token create --plan free|pro|ent [--expires 2027-01-01] [--quota N] [--data-dir DIR | --redis URL]
  *   critical-css-service token list [--data-dir DIR | --redis URL]
  *   critical-css-service token revoke ID [--data-dir DIR | --redis URL]
@@ -15,12 +15,12 @@ import { STOP_SIGNALS, signalExitCode, type StopSignal } from '../shared/signals
 import { createToken } from './auth.ts'
 import type { Engine } from '../engine/engine.ts'
 import { startService, tokenRecord, type ServiceRole } from './server.ts'
+import { LOG_FORMATS, formatLogLine, type LogFormat } from './log-lines.ts'
+import { REDIS_ENV } from './start-line.ts'
 import { fromLocal } from './store/local.ts'
 import type { Store } from './store/types.ts'
 
 const DEFAULT_DATA_DIR = './critical-css-data'
-/** The env var naming the Redis state when --redis is not given. */
-const REDIS_ENV = 'CRITICAL_CSS_REDIS_URL'
 
 /** Where a command's state is: --redis, else the env var, else the data directory. */
 interface StateFlags {
@@ -67,8 +67,12 @@ Options:
   --allow-private-networks   also fetch loopback and private addresses
   --allow-origin URL         fetch this origin even when it is internal (repeatable)
 
+  --log FORMAT      text (default: a start line that says where it listens, its state,
+                    browser, policy and how to make a token; then one line per event) or
+                    json (one JSON object per line, for log collectors)
+
 Stops gracefully on SIGTERM, SIGINT and SIGHUP: new requests get 503, running jobs finish or
-go back to the queue. Logs one JSON line per event on stdout; tokens never appear.
+go back to the queue, then it exits 0. Logs go to stdout; tokens never appear.
 
 Packages it needs besides this one (optional peers: install what your mode uses):
   playwright-core   rendering with the Chromium engine (not for --role api or --engine)
@@ -148,16 +152,20 @@ async function serve(argv: string[]): Promise<void> {
       engine: { type: 'string' },
       'allow-private-networks': { type: 'boolean' },
       'allow-origin': { type: 'string', multiple: true },
+      log: { type: 'string' },
       help: { type: 'boolean' },
     },
   })
   if (values.help) return void process.stdout.write(HELP.serve)
+  const format = (values.log ?? 'text') as LogFormat
+  if (!(LOG_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--log must be one of ${LOG_FORMATS.join(', ')}, got "${values.log}"`)
+  const write = (line: Record<string, unknown>): void => void process.stdout.write(formatLogLine(line, format))
   const engine = await loadEngine(values.engine)
   // Listening from before the start: a signal while the browser launches ends the process, and
   // exiting has the browser launcher kill what it started; once the service runs, it drains first.
   let service: Awaited<ReturnType<typeof startService>> | null = null
   const stop = (signal: StopSignal): void => {
-    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'stopping', signal })}\n`)
+    write({ event: 'stopping', signal })
     if (service === null) process.exit(signalExitCode(signal))
     else void service.close().then(() => process.exit(0))
   }
@@ -172,7 +180,7 @@ async function serve(argv: string[]): Promise<void> {
     allowPrivateNetworks: values['allow-private-networks'] ?? false,
     allowOrigins: values['allow-origin'] ?? [],
     ...(engine ? { engine } : {}),
-    log: (line) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`),
+    log: write,
   })
 }
 

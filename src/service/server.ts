@@ -17,6 +17,7 @@ import { handleApiRequest, type ApiAnswer } from './routes.ts'
 import { fromLocal } from './store/local.ts'
 import { createMemoryStore } from './store/memory.ts'
 import type { RenderQueue } from './shared-queue.ts'
+import { stateShown, tokenCommand } from './start-line.ts'
 import type { Store, StoredJob, TokenRecord } from './store/types.ts'
 
 export interface ServiceToken {
@@ -138,17 +139,17 @@ export const HEALTH_PATH = '/health'
  * Its browser is launched before the service answers: a browser that would not be held to the
  * gate (or none at all) stops the start with the reason, rather than failing every job.
  */
-async function defaultEngine(policy: NetworkPolicy, workers: number, log: (line: Record<string, unknown>) => void): Promise<Engine> {
+async function defaultEngine(policy: NetworkPolicy, workers: number, log: (line: Record<string, unknown>) => void): Promise<{ engine: Engine; browser: string }> {
   const { createChromiumEngine } = await import('../engine/chromium.ts')
   const engine = createChromiumEngine({ admit: (host, port, schemes) => policy.admit(host, port, schemes), warmPages: workers + 1, log })
   try {
-    await engine.ready()
+    const { version, executablePath } = await engine.ready()
+    return { engine, browser: `Chromium ${version} (${executablePath})` }
   } catch (error) {
     // The start's reason is what the operator needs, not a close that failed after it.
     await engine.close().catch(() => {})
     throw error
   }
-  return engine
 }
 
 function send(res: ServerResponse, answer: ApiAnswer): void {
@@ -231,10 +232,19 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   const { store, windows } = state
   const role = options.role ?? 'all'
-  let engine: Engine | null
+  let engine: Engine | null = null
+  // What renders, as the start line names it.
+  let renders = 'nothing (role api)'
   try {
     if (role !== 'all' && options.redisUrl === undefined) throw new TypeError(`role "${role}" needs the state on Redis (redisUrl / --redis): a process of its own state has no one to share work with.`)
-    engine = role === 'api' ? null : (options.engine ?? (await defaultEngine(policy, options.workers ?? DEFAULT_WORKERS, safeLog)))
+    if (options.engine !== undefined && role !== 'api') {
+      engine = options.engine
+      renders = 'the engine given to the service'
+    } else if (role !== 'api') {
+      const started = await defaultEngine(policy, options.workers ?? DEFAULT_WORKERS, safeLog)
+      engine = started.engine
+      renders = started.browser
+    }
   } catch (error) {
     await store.close()
     forgetNewDataDir()
@@ -259,8 +269,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   if (!(await store.listTokens()).some((token) => token.revokedAt === null)) {
     // A new or emptied database answers 401 to everyone: say so once, where the operator looks.
-    const place = options.redisUrl !== undefined ? { shown: 'on Redis', flag: ' --redis URL' } : options.dataDir ? { shown: `in ${options.dataDir}`, flag: ` --data-dir ${options.dataDir}` } : null
-    safeLog({ event: 'no_tokens', message: `No API token is active${place ? ` ${place.shown}` : ''}: every request will get 401. Create one with \`critical-css-service token create --plan pro${place?.flag ?? ''}\`.` })
+    const command = tokenCommand(options)
+    safeLog({ event: 'no_tokens', message: `No API token is active (${stateShown(options)}): every request will get 401.${command ? ` Create one with \`${command}\`.` : ''}` })
   }
   const queueOptions = {
     store,
@@ -372,13 +382,23 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   started = true
   let url = ''
-  if (role === 'worker') safeLog({ event: 'worker_started', workers: queueOptions.workers })
-  else {
+  if (role !== 'worker') {
     const address = server.address() as AddressInfo
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
     url = `http://${host}:${address.port}`
-    safeLog({ event: 'listening', url })
   }
+  // The start line: everything an operator checks first, in one place.
+  safeLog({
+    event: role === 'worker' ? 'worker_started' : 'listening',
+    ...(role === 'worker' ? {} : { url }),
+    role,
+    state: stateShown(options),
+    workers: role === 'api' ? 0 : queueOptions.workers,
+    renders,
+    privateNetworks: allowPrivateNetworks,
+    allowedOrigins: options.allowOrigins ?? [],
+    tokenCommand: tokenCommand(options),
+  })
 
   let closed: Promise<void> | null = null
   return {

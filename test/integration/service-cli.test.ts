@@ -62,7 +62,7 @@ describe('critical-css-service', () => {
     expect(listed.stdout).toMatch(new RegExp(`${id}\\s+pro\\s+2030-01-01T00:00:00.000Z\\s+5`))
     expect(listed.stdout).not.toContain(token)
 
-    const server = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--engine', ENGINE, '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const server = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--engine', ENGINE, '--allow-private-networks', '--log', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     server.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)))

@@ -176,7 +176,7 @@ describe('service on Redis', () => {
     const api = await node({ role: 'api', engine: apiEngine, tokens: [{ token: ent, plan: 'ent' }] })
     const workers: ChildProcess[] = []
     const startWorker = async (): Promise<ChildProcess> => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--redis', redis.url, '--role', 'worker', '--engine', ENGINE, '--workers', '1', '--worker-lock', '1', '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--redis', redis.url, '--role', 'worker', '--engine', ENGINE, '--workers', '1', '--worker-lock', '1', '--allow-private-networks', '--log', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] })
       workers.push(child)
       await new Promise<void>((resolve, reject) => {
         let out = ''
