@@ -3,7 +3,8 @@
  * or SIGHUP while its pages are being rendered ends promptly, by that signal, leaves no
  * browser process behind and writes nothing. Before, SIGTERM closed the browser under the
  * engine, which relaunched it and went on: the command exited 0 a minute later with some
- * pages written and others failed.
+ * pages written and others failed. The service, sent SIGTERM while it renders, drains: the job
+ * in flight finishes and is kept, new requests get 503, and it exits 0 with no browser left.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -14,10 +15,13 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawnSync } from 'node:child_process'
+import { createClient } from '../../src/client.ts'
 import { findChromium } from '../../src/engine/browser.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 
 const CLI = fileURLToPath(new URL('../../src/cli/critical-css.ts', import.meta.url))
+const SERVICE_CLI = fileURLToPath(new URL('../../src/service/cli.ts', import.meta.url))
 const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url))
 const PAGES = 8
 
@@ -126,4 +130,88 @@ describe.skipIf(!findChromium() || process.platform !== 'linux')('the folder com
       expect(await tree(root)).toEqual(before)
     }, 90_000)
   }
+})
+
+describe.skipIf(!findChromium() || process.platform !== 'linux')('the service drains when told', () => {
+  let root: string
+  let site: Server
+  let siteOrigin: string
+  let asked = 0
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ucc-serve-signal-'))
+    // The page's stylesheet takes 3 s: the job is in the browser when the signal comes, and done within the grace.
+    site = createServer((req, res) => {
+      if (req.url === '/slow.css') {
+        asked++
+        setTimeout(() => res.writeHead(200, { 'content-type': 'text/css' }).end('body{color:#123}'), 3000).unref()
+        return
+      }
+      res.writeHead(200, { 'content-type': 'text/html' }).end(page('drain', '<link rel="stylesheet" href="/slow.css">\n'))
+    })
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
+    siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`
+  })
+
+  afterAll(async () => {
+    site.closeAllConnections()
+    await new Promise<void>((resolve) => site.close(() => resolve()))
+    await rm(root, { recursive: true, force: true })
+  })
+
+  /** `serve` on the data dir, resolved with its URL once its start line is out. */
+  async function serve(dataDir: string): Promise<{ child: ReturnType<typeof spawn>; url: string; out: () => string; exited: Promise<number | null> }> {
+    const child = spawn(process.execPath, ['--import', TSX, SERVICE_CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    for (let waited = 0; !/listening on (\S+)/.test(out) && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
+    const url = /listening on (\S+)/.exec(out)?.[1]
+    if (!url) throw new Error(`no start line: ${out}`)
+    return { child, url, out: () => out, exited }
+  }
+
+  it('SIGTERM while a page renders: the job finishes and is kept, new requests get 503, it exits 0 with no browser left', async () => {
+    const dataDir = join(root, 'data')
+    const first = await serve(dataDir)
+    // The start line says what an operator checks first, and its token command works as copied.
+    const start = first.out().split('\n').find((line) => line.includes('listening on'))!
+    expect(start).toMatch(new RegExp(`state: SQLite in ${dataDir} · 2 pages at once on Chromium \\d+\\.[\\d.]+ \\(/.+\\) · fetches public and private addresses`))
+    const command = /make a token: critical-css-service (token create .+)$/.exec(start)?.[1]
+    expect(command).toBe(`token create --plan pro --data-dir ${dataDir}`)
+    const created = spawnSync(process.execPath, ['--import', TSX, SERVICE_CLI, ...command!.split(' ')], { encoding: 'utf8' })
+    expect(created.status).toBe(0)
+    const token = created.stdout.trim()
+
+    const client = createClient({ baseUrl: first.url, token })
+    const askedBefore = asked
+    const job = await client.generate(`${siteOrigin}/page`)
+    for (let waited = 0; asked === askedBefore && waited < 30_000; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25))
+    expect(asked).toBeGreaterThan(askedBefore)
+    const browsers = [...descendants(first.child.pid!)].filter(([, line]) => /chrom/i.test(line))
+    expect(browsers.length).toBeGreaterThan(0)
+
+    first.child.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const health = await fetch(`${first.url}/health`)
+    expect(health.status).toBe(503)
+    expect(await first.exited).toBe(0)
+    await client.close()
+    expect(first.out()).toMatch(/stopping signal=SIGTERM[\s\S]*job_done[\s\S]*closed/)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(browsers.filter(([pid, line]) => alive(pid, line)).map(([pid]) => pid)).toEqual([])
+
+    // What the drained job made is there for the client after a restart.
+    const second = await serve(dataDir)
+    const again = createClient({ baseUrl: second.url, token })
+    try {
+      const data = await again.jobData(job.id)
+      expect(data).toMatchObject({ status: 'done' })
+      expect(JSON.stringify(data)).toContain('body{color:#123}')
+    } finally {
+      await again.close()
+      second.child.kill('SIGTERM')
+      expect(await second.exited).toBe(0)
+    }
+  }, 90_000)
 })
