@@ -7,7 +7,8 @@ import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
 import type { BuildOutput } from '../core/build-server.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
-import type { BuildLogger } from '../core/report.ts'
+import { PLUGIN_NAME } from '../core/errors.ts'
+import type { BuildLogger, BuildReport } from '../core/report.ts'
 import type { BuildSession } from '../core/session.ts'
 
 interface BundleEntry {
@@ -43,7 +44,7 @@ function pluginName(plugin: unknown): string {
 }
 
 /** Runs the build's pages and puts the new HTML into the bundle; nothing is put back if it throws. */
-async function processBundle(bundle: Record<string, BundleEntry>, target: Target): Promise<void> {
+async function processBundle(bundle: Record<string, BundleEntry>, target: Target): Promise<BuildReport> {
   const html = new Map<string, string | Uint8Array>()
   for (const entry of Object.values(bundle)) {
     if (entry.type === 'asset' && entry.source !== undefined && isHtmlFile(entry.fileName)) html.set(entry.fileName, entry.source)
@@ -57,15 +58,35 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
     staticDirs: target.staticDirs ?? [],
   }
   const { session, ...build } = target
-  const { updated, assets } = await session.run({ ...build, html, output })
+  const { updated, assets, report } = await session.run({ ...build, html, output })
   for (const [file, text] of assets) if (!(file in bundle)) target.emit(file, text)
   for (const [file, text] of updated) bundle[file]!.source = text
+  return report
+}
+
+/** What Rolldown's PLUGIN_TIMINGS log looks like to a plugin (its wording changes between versions; its code does not). */
+interface BundlerLog {
+  code?: string
+  message: string
+}
+
+/**
+ * Rolldown warns `[PLUGIN_TIMINGS]` when plugins take most of a build of 3 s or more, and a
+ * cold build's render is in our generateBundle: one line says so beside the warning, which
+ * stays (it may name other plugins too).
+ */
+function timingsNote(log: BundlerLog, report: BuildReport | null): string | null {
+  if (log.code !== 'PLUGIN_TIMINGS' || !log.message.includes(PLUGIN_NAME) || report === null) return null
+  const rendered = report.pages.filter((page) => page.source === 'service').length
+  const what = `rendering ${rendered} page${rendered === 1 ? '' : 's'} in a browser took ${(report.ms / 1000).toFixed(1)} s of it`
+  return `critical CSS: the [PLUGIN_TIMINGS] warning counts this plugin's generateBundle because ${what}. That is expected on a cold build; pages whose result is cached cost nothing next time. See "PLUGIN_TIMINGS" in node_modules/unplugin-critical-css/docs/troubleshooting.md.`
 }
 
 export function viteHooks(session: BuildSession): Partial<VitePlugin> {
   let config: ResolvedConfig | null = null
   let enabled = false
   let framework: Framework | null = null
+  let report: BuildReport | null = null
   const client = (environment: { config: { consumer: string } } | undefined): boolean => !environment || environment.config.consumer === 'client'
   return {
     // Dev servers serve HTML as it is requested: there is no bundle to finish.
@@ -80,6 +101,10 @@ export function viteHooks(session: BuildSession): Partial<VitePlugin> {
     },
     async closeBundle() {
       if (client(this.environment)) await session.release()
+    },
+    onLog(_level, log) {
+      const note = timingsNote(log, report)
+      if (note !== null) config?.logger.info(note)
     },
     configResolved(resolved) {
       config = resolved
@@ -96,7 +121,7 @@ export function viteHooks(session: BuildSession): Partial<VitePlugin> {
         if (!enabled || config === null) return
         if (!client(this.environment)) return
         const logger = config.logger
-        await processBundle(bundle as Record<string, BundleEntry>, {
+        report = await processBundle(bundle as Record<string, BundleEntry>, {
           session,
           base: config.base,
           root: config.root,
@@ -126,6 +151,7 @@ interface RollupLikeInput {
 }
 
 export interface RollupLikeHooks {
+  onLog(this: Pick<RollupLikeContext, 'info'>, level: string, log: BundlerLog): void
   buildStart(this: RollupLikeContext, options: RollupLikeInput): void
   buildEnd(this: RollupLikeContext, error?: Error): void
   closeBundle(this: RollupLikeContext): Promise<void>
@@ -138,7 +164,12 @@ export interface RollupLikeHooks {
 /** Rollup and Rolldown have no production flag: every build but a watch rebuild is one. */
 export function rollupHooks(session: BuildSession): RollupLikeHooks {
   let enabled = false
+  let report: BuildReport | null = null
   return {
+    onLog(_level, log) {
+      const note = timingsNote(log, report)
+      if (note !== null) this.info(note)
+    },
     buildStart(options) {
       enabled = session.enabled({ production: true, watch: this.meta.watchMode, pageless: false })
       // A cold build's browser launches while the bundler works, when the configuration says it writes pages.
@@ -155,7 +186,7 @@ export function rollupHooks(session: BuildSession): RollupLikeHooks {
       order: 'post',
       async handler(_output, bundle) {
         if (!enabled) return
-        await processBundle(bundle, {
+        report = await processBundle(bundle, {
           session,
           base: '/',
           root: process.cwd(),

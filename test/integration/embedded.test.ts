@@ -6,6 +6,8 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -184,6 +186,31 @@ describe('embedded mode', () => {
     }
     expect({ browser: seen, cacheDir: existsSync(join(root, 'node_modules/.cache/unplugin-critical-css')), hinted: messages.filter((m) => /critical CSS|critical-css/.test(m)) }).toEqual({ browser: false, cacheDir: false, hinted: [] })
     expect(readFileSync(join(root, 'lib-dist/lib.js'), 'utf8')).toContain('42')
+  }, 60_000)
+
+  it("Rolldown's [PLUGIN_TIMINGS] warning naming the plugin gets one line saying why, beside the warning", async () => {
+    // Rolldown warns for a build of 3 s or more spent in plugins, naming those of 1 s or more: each page
+    // waits 1.5 s for a loopback stylesheet (our generateBundle), and another plugin's renderStart 2 s.
+    const slow = createServer((_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'text/css' }).end('.late{color:red}'), 1500).unref())
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    try {
+      const root = await createProject('vite')
+      projects.add(root)
+      for (const { file } of SITE_PAGES) {
+        const path = join(root, 'pages', file)
+        await writeFile(path, (await readFile(path, 'utf8')).replace('</head>', `<link rel="stylesheet" href="http://127.0.0.1:${(slow.address() as AddressInfo).port}/late.css">\n</head>`))
+      }
+      const sleeper = { name: 'takes-two-seconds', renderStart: () => new Promise((resolve) => setTimeout(resolve, 2000)) }
+      const output = await build('vite', { root, plugin: { cache: false, thirdParty: 'wait' }, vitePlugins: [sleeper] })
+      expect(output.error).toBeNull()
+      const warned = output.warnings.filter((line) => line.includes('PLUGIN_TIMINGS'))
+      expect(warned).toEqual([expect.stringMatching(/plugin unplugin-critical-css generateBundle/)])
+      const notes = output.infos.filter((line) => line.includes('[PLUGIN_TIMINGS]'))
+      expect(notes).toEqual([expect.stringMatching(/^critical CSS: the \[PLUGIN_TIMINGS\] warning counts this plugin's generateBundle because rendering 3 pages in a browser took \d+\.\d s of it\. That is expected on a cold build/)])
+    } finally {
+      slow.closeAllConnections()
+      slow.close()
+    }
   }, 60_000)
 
   /** A library of `bundler` (its configuration names no page): built with the plugin, the Chromium processes seen meanwhile counted. */
