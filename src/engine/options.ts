@@ -20,6 +20,16 @@ export const DEFAULT_FONTS_TIMEOUT_MS = 2000
 export const DEFAULT_THIRD_PARTY_TIMEOUT_MS = 1000
 /** Pages kept warm between jobs, across tenants. */
 export const DEFAULT_WARM_PAGES = 3
+/**
+ * Time without a job after which the pages opened ahead of the next job are closed: jobs of a
+ * build come seconds apart, so past this the build is over and a spare only holds its renderers.
+ */
+export const DEFAULT_SPARES_IDLE_MS = 30_000
+/**
+ * Time without a job after which the warm pages are closed too, and an idle engine keeps only its
+ * browser: long enough for the builds of one CI run, one after the other, to find their pages warm.
+ */
+export const DEFAULT_WARM_IDLE_MS = 5 * 60_000
 
 export interface ChromiumEngineOptions {
   /** The browser executable. Default: {@link findChromium}. */
@@ -67,6 +77,13 @@ export interface ChromiumEngineOptions {
    */
   warmPages?: number
   /**
+   * How long the engine may go without a job (none started or finished) before it closes the pages
+   * it keeps: `spares`, the pages opened ahead of the next job, and `warm`, the tenants' warm pages.
+   * The next job opens its page afresh, with the same result. `Infinity` keeps them. Default 30 s
+   * for spares, 5 min for warm pages.
+   */
+  idleMs?: { spares?: number; warm?: number }
+  /**
    * Engine events: `browser_crashed` (relaunched, the job tried once more), `renderer_crashed`,
    * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`,
    * `chromium_sandbox_unavailable` (the system gives Chromium no sandbox: it runs without).
@@ -83,6 +100,7 @@ export interface ResolvedEngineOptions extends Omit<BrowserOptions, 'egress'> {
   fontsTimeoutMs: number
   freshLoadPerViewport: boolean
   warmPages: number
+  idleMs: { spares: number; warm: number }
 }
 
 /** Throws a hint to install a browser when none is found. */
@@ -98,8 +116,16 @@ export function resolveEngineOptions(options: ChromiumEngineOptions): ResolvedEn
     rendererCpu: { share: options.rendererCpu?.share ?? CPU_SHARE, seconds: options.rendererCpu?.seconds ?? CPU_SECONDS },
     freshLoadPerViewport: options.freshLoadPerViewport ?? false,
     warmPages: options.warmPages ?? DEFAULT_WARM_PAGES,
+    idleMs: { spares: idleOption('spares', options.idleMs?.spares, DEFAULT_SPARES_IDLE_MS), warm: idleOption('warm', options.idleMs?.warm, DEFAULT_WARM_IDLE_MS) },
     log: options.log ?? (() => {}),
   }
+}
+
+/** An idle time given, else its default: a positive number of milliseconds (Infinity: never). */
+function idleOption(name: string, given: number | undefined, fallback: number): number {
+  if (given === undefined) return fallback
+  if (typeof given !== 'number' || Number.isNaN(given) || given <= 0) throw new TypeError(`idleMs.${name} must be a positive number of milliseconds (Infinity: never), got ${String(given)}.`)
+  return given
 }
 
 /** The executable given, else the one found; a CHROME_PATH that names nothing says so. */

@@ -2,6 +2,8 @@
  * Pages for jobs: a warm page per tenant, kept from its last job and cleared, or a spare
  * opened ahead of the next job (starting a page's renderer is most of a small page's cost),
  * or a new one. A browser's pages never outlive it: a dead browser's are closed, never handed out.
+ * Nor do they outlive the jobs they wait for: an engine without jobs closes its spares, then its
+ * warm pages (`idleMs`), and keeps only its browser.
  */
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
@@ -15,6 +17,8 @@ const MAX_SPARE_PAGES = 4
 const MAX_WARM_USES = 50
 /** Longest a warm page may take to be cleared; one that takes longer (a page that will not let go) is closed instead. */
 const CLEAR_TIMEOUT_MS = 2000
+/** Longest delay a Node timer takes (2^31 - 1 ms); a longer idle time is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * Runs in every frame before the page's own scripts: the console says nothing, so a page that
@@ -71,14 +75,21 @@ interface Pending {
   ready: Promise<Spare | null>
 }
 
+type PoolOptions = Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages' | 'idleMs'>
+
 export class PagePool {
   readonly #browsers: PoolBrowsers
-  readonly #options: Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages'>
+  readonly #options: PoolOptions
   #spares: (Pending & { viewport: Viewport })[] = []
   /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
   #warm: (Pending & { tenant: string; cleared: boolean })[] = []
+  /** When a job last took a page or gave one back (or pages were opened ahead of one): the idle times count from it. */
+  #active = performance.now()
+  /** Set while pages are kept: fires at the first idle time due, unreferenced (it never keeps the process alive). */
+  #idleTimer: NodeJS.Timeout | null = null
+  #closed = false
 
-  constructor(browsers: PoolBrowsers, options: Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages'>) {
+  constructor(browsers: PoolBrowsers, options: PoolOptions) {
     this.#browsers = browsers
     this.#options = options
   }
@@ -89,6 +100,7 @@ export class PagePool {
    */
   async take(launched: LaunchedBrowser, viewport: Viewport, tenant: string | undefined): Promise<Spare> {
     if (launched.dead) throw new BrowserGone()
+    this.#touch()
     const spare = (tenant === undefined ? null : await this.#warmPage(launched, tenant)) ?? (await this.#freshPage(launched, viewport))
     spare.tenant = tenant ?? null
     spare.uses++
@@ -103,6 +115,7 @@ export class PagePool {
       this.#spares.push({ launched, viewport, ready: this.#newPage(launched, viewport).catch(() => null) })
     }
     this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && this.discard(ready)))
+    this.#touch()
   }
 
   /**
@@ -128,6 +141,7 @@ export class PagePool {
     })
     this.#warm.push(warm)
     this.#discardAll(this.#warm.splice(0, Math.max(0, this.#warm.length - this.#options.warmPages)))
+    this.#touch()
   }
 
   /** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. A browser that does not close it in time is replaced. */
@@ -147,12 +161,42 @@ export class PagePool {
     this.#discardAll(gone)
   }
 
-  /** Closes every page kept. */
+  /** Closes every page kept; nothing is kept from then on. */
   close(): void {
+    this.#closed = true
+    if (this.#idleTimer) clearTimeout(this.#idleTimer)
+    this.#idleTimer = null
     const kept = [...this.#spares, ...this.#warm]
     this.#spares = []
     this.#warm = []
     this.#discardAll(kept)
+  }
+
+  /** A job took a page or gave one back: the idle times start again, and the timer runs while pages are kept. */
+  #touch(): void {
+    this.#active = performance.now()
+    this.#armIdle()
+  }
+
+  /** (Re)arms the idle timer for the first idle time due that has pages to close; none when nothing is kept. */
+  #armIdle(): void {
+    if (this.#idleTimer) clearTimeout(this.#idleTimer)
+    this.#idleTimer = null
+    if (this.#closed) return
+    const { spares, warm } = this.#options.idleMs
+    const due = Math.min(this.#spares.length > 0 ? spares : Infinity, this.#warm.length > 0 ? warm : Infinity)
+    if (due === Infinity) return
+    this.#idleTimer = setTimeout(() => this.#idle(), Math.min(MAX_TIMER_MS, Math.max(0, this.#active + due - performance.now())))
+    this.#idleTimer.unref()
+  }
+
+  /** Closes the spares, then the warm pages, once the pool has gone without a job for their idle time. */
+  #idle(): void {
+    this.#idleTimer = null
+    const idle = performance.now() - this.#active
+    if (idle >= this.#options.idleMs.spares) this.#discardAll(this.#spares.splice(0))
+    if (idle >= this.#options.idleMs.warm) this.#discardAll(this.#warm.splice(0))
+    this.#armIdle()
   }
 
   #discardAll(pending: Pending[]): void {
