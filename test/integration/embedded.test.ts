@@ -47,6 +47,25 @@ function browsersBelow(pid: number): number[] {
   })
 }
 
+/** Whether a Chrome or Chromium process showed below this one while `work` ran (looked at every 25 ms). */
+async function browserSeenDuring(work: () => Promise<unknown>): Promise<boolean> {
+  let seen = false
+  let working = true
+  const watching = (async () => {
+    while (working) {
+      if (browsersBelow(process.pid).length > 0) seen = true
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+  })()
+  try {
+    await work()
+  } finally {
+    working = false
+    await watching
+  }
+  return seen
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
@@ -170,20 +189,7 @@ describe('embedded mode', () => {
     const messages: string[] = []
     const note = (message: string): void => void messages.push(message)
     const logger = { info: note, warn: note, warnOnce: note, error: note, clearScreen: () => {}, hasErrorLogged: () => false, hasWarned: false }
-    let seen = false
-    let building = true
-    const watching = (async () => {
-      while (building) {
-        if (browsersBelow(process.pid).length > 0) seen = true
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
-    })()
-    try {
-      await viteBuild({ root, configFile: false, mode: 'production', customLogger: logger, build: { lib: { entry: join(root, 'lib.js'), formats: ['es'], fileName: 'lib' }, outDir: join(root, 'lib-dist') }, plugins: [criticalCssPlugin()] })
-    } finally {
-      building = false
-      await watching
-    }
+    const seen = await browserSeenDuring(() => viteBuild({ root, configFile: false, mode: 'production', customLogger: logger, build: { lib: { entry: join(root, 'lib.js'), formats: ['es'], fileName: 'lib' }, outDir: join(root, 'lib-dist') }, plugins: [criticalCssPlugin()] }))
     expect({ browser: seen, cacheDir: existsSync(join(root, 'node_modules/.cache/unplugin-critical-css')), hinted: messages.filter((m) => /critical CSS|critical-css/.test(m)) }).toEqual({ browser: false, cacheDir: false, hinted: [] })
     expect(readFileSync(join(root, 'lib-dist/lib.js'), 'utf8')).toContain('42')
   }, 60_000)
@@ -219,15 +225,7 @@ describe('embedded mode', () => {
     const outDir = join(root, 'lib-dist')
     await writeFile(entry, 'export const answer = 42\n')
     const warnings: string[] = []
-    let seen = false
-    let building = true
-    const watching = (async () => {
-      while (building) {
-        if (browsersBelow(process.pid).length > 0) seen = true
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
-    })()
-    try {
+    const seen = await browserSeenDuring(async () => {
       if (bundler === 'webpack' || bundler === 'rspack') {
         const plugin = (await import(bundler === 'webpack' ? '../../src/webpack.ts' : '../../src/rspack.ts')).default({ cache: false })
         const config = { mode: 'production', context: root, entry, output: { path: outDir, library: { name: 'lib', type: 'umd' } }, plugins: [plugin], infrastructureLogging: { level: 'none' } }
@@ -253,10 +251,7 @@ describe('embedded mode', () => {
         await bundle.write({ dir: outDir, format: 'es' })
         await bundle.close()
       }
-    } finally {
-      building = false
-      await watching
-    }
+    })
     return { browser: seen, warnings: warnings.filter((warning) => /critical CSS/.test(warning)) }
   }
 
