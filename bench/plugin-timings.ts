@@ -59,7 +59,9 @@ if (findChromium() === null) {
 // Embedded mode: no service configured.
 for (const name of Object.values(ENV)) delete process.env[name]
 // The package's own name resolves to dist/ through its exports, as in a user's config.
-const { default: criticalCss } = (await import('unplugin-critical-css/vite')) as { default: (options: object) => Plugin }
+// A name in a variable: the typecheck of a clean clone runs before dist/ is built.
+const PUBLISHED = 'unplugin-critical-css/vite'
+const { default: criticalCss } = (await import(PUBLISHED)) as { default: (options: object) => Plugin }
 
 type Hook = 'renderStart' | 'generateBundle' | 'writeBundle' | 'closeBundle'
 interface Variant {
