@@ -52,39 +52,53 @@ export function formatMs(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`
 }
 
-function pageLabel(page: PageReport): string {
-  try {
-    const url = new URL(page.url)
-    return `${url.pathname}${url.search}`
-  } catch {
-    return page.url
-  }
+/** `1 page`, `2 pages`: every count in a message agrees with its noun. */
+export function counted(count: number, noun: string, plural = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : plural}`
 }
 
-function outcomeLabel(page: PageReport): string {
-  if (page.outcome === 'failed') return `failed: ${page.message ?? 'unknown error'}`
-  const blocking = page.stillBlocking > 0 ? ` (${page.stillBlocking} stylesheet${page.stillBlocking > 1 ? 's' : ''} left blocking)` : ''
+/**
+ * What messages call a page: its path and query when it is on the site (`/hang.html`, as the
+ * user configures it), else the address as given. A path stays a path.
+ */
+export function pageName(address: string, siteUrl: URL | null): string {
+  if (!URL.canParse(address)) return address
+  const url = new URL(address)
+  return siteUrl !== null && url.origin === siteUrl.origin ? `${url.pathname}${url.search}` : url.href
+}
+
+/** What the table says of each page beyond the report's own fields. */
+export interface SummaryLabels {
+  /** The page as messages name it (see `pageName`). */
+  name(page: PageReport): string
+  /** A failed page's short outcome (`quota used up`): the warnings give the cause in full, once. */
+  failure(page: PageReport): string
+}
+
+function outcomeLabel(page: PageReport, labels: SummaryLabels): string {
+  if (page.outcome === 'failed') return `failed: ${labels.failure(page)}`
+  const blocking = page.stillBlocking > 0 ? ` (${counted(page.stillBlocking, 'stylesheet')} left blocking)` : ''
   if (page.outcome === 'unchanged') return `unchanged: ${page.message ?? 'nothing to inline'}${blocking}`
   return `inlined${blocking}`
 }
 
 /** One line of counts, then one row per page. */
-export function formatSummary(report: BuildReport): string {
+export function formatSummary(report: BuildReport, labels: SummaryLabels): string {
   const count = (predicate: (page: PageReport) => boolean): number => report.pages.filter(predicate).length
   const inlined = count((page) => page.outcome === 'inlined')
   const cached = count((page) => page.source === 'cache')
   const failed = count((page) => page.outcome === 'failed')
-  const parts = [`${report.pages.length} page${report.pages.length === 1 ? '' : 's'}`, `${inlined} inlined`]
+  const parts = [counted(report.pages.length, 'page'), `${inlined} inlined`]
   if (cached) parts.push(`${cached} from cache`)
   if (failed) parts.push(`${failed} left unchanged after errors`)
   parts.push(formatMs(report.ms))
 
   const rows = report.pages.map((page) => [
-    pageLabel(page),
+    labels.name(page),
     page.source ?? '-',
     page.outcome === 'failed' ? '-' : formatBytes(page.cssBytes),
     formatMs(page.ms),
-    outcomeLabel(page),
+    outcomeLabel(page, labels),
   ])
   const header = ['page', 'source', 'CSS', 'time', 'outcome']
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))

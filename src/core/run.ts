@@ -14,12 +14,13 @@ import { STRATEGIES } from '../html/strategies.ts'
 import type { BuildOutput } from './build-server.ts'
 import { createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
+import { causeOf, groupFailures, pagesAndCause, type Cause, type FailureContext } from './failures.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
 import type { ModeRun, Rendered, Renderer } from './modes/mode.ts'
 import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, type Page } from './pages.ts'
-import { createProgress, formatSummary, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
+import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
 
 export interface RunInput {
   /** Emitted HTML files, relative to the output directory → their content. */
@@ -52,8 +53,10 @@ export interface RunResult {
 
 interface PageWork extends Page {
   html: string | null
-  /** What reports and warnings call the page. */
+  /** What the JSON report calls the page (the mode's `shown`). */
   shown: string
+  /** What log lines call the page: its path on the site (see `pageName`). */
+  name: string
   /** Its cache key, when the cache is on. */
   key: string | null
 }
@@ -97,12 +100,10 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   const started = performance.now()
   const startedAt = new Date().toISOString()
   const files = [...input.html.keys()].filter(isHtmlFile)
-  const pages: PageWork[] = mode.plan(files).map((page) => ({
-    ...page,
-    html: decode(input.html.get(page.file)!),
-    shown: mode.shown(page),
-    key: null,
-  }))
+  const pages: PageWork[] = mode.plan(files).map((page) => {
+    const shown = mode.shown(page)
+    return { ...page, html: decode(input.html.get(page.file)!), shown, name: pageName(shown, options.siteUrl), key: null }
+  })
   const updated = new Map<string, string>()
   const assets = new Map<string, string>()
   if (pages.length === 0) {
@@ -114,6 +115,10 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   let cacheWriteFailed = false
 
   const reports = new Map<Page, PageReport>()
+  /** Why each failed page failed, said once per cause when every page is done. */
+  const causes = new Map<PageWork, Cause>()
+  // A configured service renders the deployed site (`ResolvedOptions.service`): a page it cannot find there is not deployed yet.
+  const context: FailureContext = { remote: options.service !== null, siteUrl: options.siteUrl, timeoutMs: options.timeoutMs }
   const strategy = STRATEGIES[options.preload]
   const finish = (page: PageWork, { css, network }: Rendered, source: PageReport['source'], ms: number): void => {
     const { asset } = strategy
@@ -140,14 +145,17 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       unreadStylesheets: network?.unreadStylesheets ?? [],
     })
     const skipped = skippedHostsLine(network)
-    if (skipped !== null) logger.info(`critical CSS: ${page.shown} ${skipped}${network!.unreadStylesheets.length ? `; ${network!.unreadStylesheets.length} stylesheet(s) it could not read stay blocking` : ''}`)
+    const unread = network?.unreadStylesheets.length ?? 0
+    if (skipped !== null) logger.info(`critical CSS: ${page.name} ${skipped}${unread ? `; ${counted(unread, 'stylesheet')} it could not read ${unread === 1 ? 'stays' : 'stay'} blocking` : ''}`)
   }
   const leave = (page: PageWork, message: string): void => {
     reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [] })
   }
-  const fail = (page: PageWork, message: string, source: PageReport['source'], ms: number): void => {
+  /** `failure`: the error a page's render ended with, or the run's own reason as text. Said when the run ends, grouped by cause. */
+  const fail = (page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void => {
+    const message = describeError(failure)
     reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [] })
-    logger.warn(`critical CSS for ${page.shown} (${page.file}) failed, page left unchanged: ${message}`)
+    causes.set(page, causeOf(failure, page, context))
   }
   const keep = async (page: PageWork, rendered: Rendered): Promise<void> => {
     if (!cache || page.key === null || cacheWriteFailed) return
@@ -187,7 +195,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       if (stopsTheBuild(error)) throw error
       input.signal?.throwIfAborted()
       // What renders could not start (the service's pace unreadable, say): every page is left as it is, with why.
-      for (const page of misses) fail(page, describeError(error), 'service', 0)
+      for (const page of misses) fail(page, error, 'service', 0)
     }
     if (renderer !== null) await renderMisses(misses, renderer, { input, timeoutMs: options.timeoutMs, finish, fail, keep })
   }
@@ -195,22 +203,43 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   input.signal?.throwIfAborted()
 
   const report: BuildReport = { service: mode.name, startedAt, ms: performance.now() - started, pages: pages.map((page) => reports.get(page)!) }
-  logger.info(formatSummary(report))
+  const byReport = new Map(pages.map((page) => [reports.get(page)!, page]))
+  logger.info(
+    formatSummary(report, {
+      name: (entry) => byReport.get(entry)!.name,
+      failure: (entry) => causes.get(byReport.get(entry)!)?.short ?? 'see the warnings',
+    }),
+  )
   if (options.report) {
     const file = resolve(input.root, options.report)
     await writeJsonReport(file, report).catch((error: unknown) => {
       logger.warn(`critical CSS: could not write the report to ${file}: ${describeError(error)}`)
     })
   }
-  const failed = report.pages.filter((page) => page.outcome === 'failed')
-  if (failed.length > 0) {
-    const list = failed.map((page) => `${page.url}: ${page.message}`).join('\n  ')
-    if (options.strict) {
-      throw new StrictModeError(`unplugin-critical-css: ${failed.length} of ${pages.length} pages got no critical CSS, and \`strict\` is on:\n  ${list}`)
-    }
-    logger.warn(`critical CSS: ${failed.length} of ${pages.length} pages left unchanged (see the warnings above); set \`strict: true\` to fail the build instead.`)
-  }
+  sayFailures(pages, causes, options.strict, logger)
   return { updated, assets, report }
+}
+
+/**
+ * The failed pages, one line per cause with the pages it failed (a used-up quota is one line
+ * for every page, not one per page). With `strict` the build's error says it instead, once.
+ */
+function sayFailures(pages: readonly PageWork[], causes: ReadonlyMap<PageWork, Cause>, strict: boolean, logger: BuildLogger): void {
+  const failed = pages.filter((page) => causes.has(page))
+  if (failed.length === 0) return
+  const groups = groupFailures(failed.map((page) => ({ name: page.name, cause: causes.get(page)! })))
+  const share = `${failed.length} of ${counted(pages.length, 'page')}`
+  if (strict) {
+    const list = groups.map((group) => `${counted(group.pages.length, 'page')} ${pagesAndCause(group)}`).join('\n  ')
+    throw new StrictModeError(`unplugin-critical-css: ${share} got no critical CSS, and \`strict\` is on:\n  ${list}`)
+  }
+  const hint = 'Set `strict: true` to fail the build instead.'
+  if (groups.length === 1) {
+    logger.warn(`critical CSS: ${share} left unchanged ${pagesAndCause(groups[0]!)} ${hint}`)
+    return
+  }
+  for (const group of groups) logger.warn(`critical CSS: ${counted(group.pages.length, 'page')} left unchanged ${pagesAndCause(group)}`)
+  logger.warn(`critical CSS: ${share} left unchanged, for the ${groups.length} reasons above. ${hint}`)
 }
 
 interface Outcomes {
@@ -218,7 +247,7 @@ interface Outcomes {
   /** Time allowed for each page. */
   timeoutMs: number
   finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): void
-  fail(page: PageWork, message: string, source: PageReport['source'], ms: number): void
+  fail(page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void
   keep(page: PageWork, rendered: Rendered): Promise<void>
 }
 
@@ -259,7 +288,7 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
             return
           }
           if (error instanceof PaymentRequiredError) accountError ??= error
-          fail(page, describeError(error), 'service', performance.now() - begun)
+          fail(page, error, 'service', performance.now() - begun)
         } finally {
           release()
           progress.done()
