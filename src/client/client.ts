@@ -71,6 +71,7 @@ function assemble(options: CreateClientOptions): Parts {
     closed: closed.signal,
     onEvent: options.onEvent,
     usage,
+    firstContact: options.failFastOnWrongAddress ? { answered: false } : null,
   })
   const jobTimes = options.jobTimes === undefined ? [] : checkJobTimes(options.jobTimes, JOB_TIMES_KEPT)
   const jobs = new Jobs({ send, pacer, clock, token, checkInterval: options.checkInterval ?? CHECK_INTERVAL, jobTimes })
@@ -149,6 +150,7 @@ async function generate(parts: Parts, url: string, options: GenerateOptions): Pr
     priority: PRIORITY.normal,
     pageUrl: url,
     viewportsSent: Boolean(options.viewports),
+    onSent: options.onSent,
     ...scope,
   })
   parts.jobs.accepted(value.id, retryAfterMs)

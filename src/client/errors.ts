@@ -12,6 +12,8 @@ export interface CriticalCssErrorDetails {
   status: number | null
   code: string
   cause?: unknown
+  /** The last sentence of the message when it says which of createClient's options to check: appended to the message, and kept apart so a wrapper can say it in its own words ({@link rehint}). */
+  hint?: string
 }
 
 export class CriticalCssError extends Error {
@@ -20,12 +22,25 @@ export class CriticalCssError extends Error {
   readonly status: number | null
   /** The service's error code (`rate_limited`, `plan_limit_reached`, …) or one of ours (`timeout`, `ECONNRESET`, …). */
   readonly code: string
+  /** The message's closing advice about createClient's options (`baseUrl`, `token`, …), or null: see {@link rehint}. */
+  readonly hint: string | null
 
   constructor(message: string, details: CriticalCssErrorDetails) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause })
+    super(details.hint === undefined ? message : `${message} ${details.hint}`, details.cause === undefined ? undefined : { cause: details.cause })
     this.status = details.status
     this.code = details.code
+    this.hint = details.hint ?? null
   }
+}
+
+/**
+ * The message with its closing advice replaced by `hint`: a wrapper that sets createClient's
+ * options its own way (env vars, plugin options) says where to look once, not twice.
+ */
+export function rehint(error: CriticalCssError, hint: string): string {
+  const { message } = error
+  if (error.hint !== null && message.endsWith(error.hint)) return `${message.slice(0, message.length - error.hint.length)}${hint}`
+  return `${message} ${hint}`
 }
 
 /** 400: the request itself is wrong (usually the page URL). Never retried. */
@@ -77,6 +92,16 @@ export class UnexpectedStatusError extends CriticalCssError {
 /** No answer: connection refused or reset, socket timeout, DNS failure. `code` is the system or undici code. */
 export class NetworkError extends CriticalCssError {
   override name = 'NetworkError'
+}
+
+/**
+ * The base URL leads nowhere, or to something that is not the API, and nothing has yet
+ * answered this client as the API does: with `failFastOnWrongAddress`, the first requests
+ * fail with this at once instead of being retried. `code`: `ECONNREFUSED`, `ENOTFOUND`, or
+ * `not_the_api` (an answer that is not the contract's, `status` its status).
+ */
+export class WrongAddressError extends CriticalCssError {
+  override name = 'WrongAddressError'
 }
 
 /** The caller's deadline passed (or would pass before the next attempt could be made). */
@@ -188,14 +213,14 @@ function explainPaymentRequired(code: string, usage: Usage | null, serverMessage
 }
 
 /** What a 400 is likely about: only what the request carried from its caller. */
-function badRequestHint(context: ResponseContext): string {
+function badRequestHint(context: ResponseContext): string | undefined {
   if (context.pageUrl !== undefined) {
-    return context.viewportsSent ? ' Check the page URL and the `viewports` given to generate().' : ' Check the page URL given to generate().'
+    return context.viewportsSent ? 'Check the page URL and the `viewports` given to generate().' : 'Check the page URL given to generate().'
   }
   if (context.query !== undefined) {
-    return ` Check the query sent (${context.query}): limit must be a whole number from ${JOBS_LIMIT.min} to ${JOBS_LIMIT.max}, status one of ${JOB_STATUSES.join(', ')}.`
+    return `Check the query sent (${context.query}): limit must be a whole number from ${JOBS_LIMIT.min} to ${JOBS_LIMIT.max}, status one of ${JOB_STATUSES.join(', ')}.`
   }
-  return ''
+  return undefined
 }
 
 /** The error for an answer with a non-success status. */
@@ -208,15 +233,15 @@ export function errorFromResponse(status: number, body: ErrorBody | null, contex
 
   switch (status) {
     case 400:
-      return new BadRequestError(
-        `The critical CSS service rejected ${context.request}${about} (400 ${code}): ${serverMessage}.${badRequestHint(context)}`,
-        details,
-      )
+      return new BadRequestError(`The critical CSS service rejected ${context.request}${about} (400 ${code}): ${serverMessage}.`, {
+        ...details,
+        hint: badRequestHint(context),
+      })
     case 401:
-      return new UnauthorizedError(
-        `The critical CSS service at ${where} rejected the API token (401 ${code}). Check that \`token\` is a valid API token for this service.`,
-        details,
-      )
+      return new UnauthorizedError(`The critical CSS service at ${where} rejected the API token (401 ${code}).`, {
+        ...details,
+        hint: 'Check that `token` is a valid API token for this service.',
+      })
     case 402:
       return new PaymentRequiredError(explainPaymentRequired(code, context.usage, serverMessage), details)
     case 404:
@@ -226,10 +251,10 @@ export function errorFromResponse(status: number, body: ErrorBody | null, contex
           details,
         )
       }
-      return new NotFoundError(
-        `${context.request} at ${where} answered 404 ${code}: ${serverMessage}. Check that \`baseUrl\` points at a Critical CSS Generation API.`,
-        details,
-      )
+      return new NotFoundError(`${context.request} at ${where} answered 404 ${code}: ${serverMessage}.`, {
+        ...details,
+        hint: 'Check that `baseUrl` points at a Critical CSS Generation API.',
+      })
     case 429: {
       const wait = context.retryAfterMs == null ? 'it gave no Retry-After' : `it asks to retry after ${formatSeconds(context.retryAfterMs)}`
       return new RateLimitedError(
@@ -259,6 +284,33 @@ export function contractError(describe: string, status: number, violation: Contr
     `The critical CSS service answered ${describe} with a body that does not follow the API contract: ${quoteServiceText(violation.message, token)}.`,
     { status, code: 'invalid_response' },
   )
+}
+
+/** What was found at the base URL instead of the API. */
+export type WrongAddress =
+  | { code: 'ECONNREFUSED' | 'ENOTFOUND' }
+  /** `what` the answer's body was, in words: `an HTML page`, `no body`, … */
+  | { code: 'not_the_api'; request: string; status: number; what: string }
+
+/** The error of a base URL that leads nowhere or elsewhere; `shownBaseUrl` is without credentials. */
+export function wrongAddressError(shownBaseUrl: string, found: WrongAddress): WrongAddressError {
+  const check = "Check that `baseUrl` is the service's address."
+  switch (found.code) {
+    case 'ECONNREFUSED':
+      return new WrongAddressError(`Nothing answers at ${shownBaseUrl}: the connection was refused (ECONNREFUSED).`, {
+        status: null,
+        code: found.code,
+        hint: "Check that `baseUrl` is the service's address and that the service is running.",
+      })
+    case 'ENOTFOUND':
+      return new WrongAddressError(`The host name ${new URL(shownBaseUrl).hostname} does not resolve (ENOTFOUND).`, { status: null, code: found.code, hint: check })
+    case 'not_the_api':
+      return new WrongAddressError(`${shownBaseUrl} is not a Critical CSS Generation API: ${found.request} answered ${found.status} with ${found.what}.`, {
+        status: found.status,
+        code: found.code,
+        hint: check,
+      })
+  }
 }
 
 export function formatSeconds(ms: number): string {

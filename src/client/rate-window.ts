@@ -86,9 +86,15 @@ export class RateWindow {
     this.pinned = limit !== undefined
   }
 
-  /** The limit in force; 'probing' until it is known. */
+  /**
+   * The limit in force, in the window the service's answers showed once they did; 'probing'
+   * until it is known. A learnt window is told to the second: the model adds the answer's
+   * round trip to the service's whole-second `RateLimit-Reset`, to be safe, not to be said.
+   */
   get current(): PaceLimit | 'probing' {
-    return this.limit
+    if (this.limit === 'probing') return 'probing'
+    const windowMs = this.windowMs()
+    return { requests: this.limit.requests, windowMs: windowMs === this.limit.windowMs ? windowMs : Math.max(1000, Math.round(windowMs / 1000) * 1000) }
   }
 
   /** Sets the limit (from usage). Ignored when the limit was pinned by the `rateLimit` option. */

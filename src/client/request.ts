@@ -5,8 +5,18 @@
  * other request.
  */
 import type { Dispatcher } from 'undici'
-import { ContractViolation, parseErrorBody, type Usage } from '../contract/api-contract.ts'
-import { InvalidResponseError, NetworkError, TimeoutError, contractError, errorFromResponse, formatSeconds, type CriticalCssError } from './errors.ts'
+import { ContractViolation, parseErrorBody, type ErrorBody, type Usage } from '../contract/api-contract.ts'
+import {
+  InvalidResponseError,
+  NetworkError,
+  TimeoutError,
+  contractError,
+  errorFromResponse,
+  formatSeconds,
+  quoteServiceText,
+  wrongAddressError,
+  type CriticalCssError,
+} from './errors.ts'
 import { parseRetryAfter, withRetries, type Now, type Sleep } from './retry.ts'
 import { readRateLimitHeaders } from './rate-window.ts'
 import type { Pacer, Priority, Ticket } from './scheduler.ts'
@@ -41,6 +51,8 @@ export interface Call<T> {
   deadline?: number | undefined
   /** False for usage: its body sets the pace. */
   teachesPace?: boolean
+  /** Called once, as the first attempt is sent (after its wait for a slot). */
+  onSent?: (() => void) | undefined
 }
 
 /** What the client knows of its usage, so a 402 can say when the quota resets. */
@@ -66,7 +78,22 @@ export interface RequestDeps {
   closed: AbortSignal
   onEvent: ((event: ClientEvent) => void) | undefined
   usage: PaymentExplainer
+  /** Null unless `failFastOnWrongAddress`: then whether the service has answered as the API yet. */
+  firstContact: FirstContact | null
 }
+
+/**
+ * Whether an answer in the contract's words (a parsed body, or the contract's error body)
+ * has come yet. Until then a refused connection, an unknown host or an answer that is not
+ * the API's says the base URL is wrong, and is not retried; after it, the same faults are a
+ * service that went away, and retried.
+ */
+export interface FirstContact {
+  answered: boolean
+}
+
+/** Faults that mean no service is at the address at all: a service that is merely restarting or overloaded is reached, or answers 5xx. */
+const WRONG_ADDRESS_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND'])
 
 /** An answer's parsed value, and the pending-job hint it carried (its `Retry-After`, in ms). */
 export interface Answered<T> {
@@ -90,11 +117,21 @@ async function sendWithRetries<T>(deps: RequestDeps, spec: Call<T>): Promise<Ans
   const describe = `${spec.method} ${spec.path.split('?')[0]}`
   const signal = joinSignal(deps.closed, spec.signal)
   let ticket = spec.ticket
+  // Retries are not news: the caller hears of the first attempt only.
+  let onSent = spec.onSent
+  const once: Call<T> = {
+    ...spec,
+    onSent: () => {
+      const call = onSent
+      onSent = undefined
+      call?.()
+    },
+  }
   return withRetries(
     async () => {
       const slot = ticket ?? (await deps.pacer.acquire(spec.priority, { signal, deadline: spec.deadline, describe }))
       ticket = undefined
-      return attempt(deps, spec, { slot, signal, describe })
+      return attempt(deps, once, { slot, signal, describe })
     },
     {
       ...deps.clock,
@@ -115,7 +152,16 @@ async function attempt<T>(deps: RequestDeps, spec: Call<T>, at: Attempt): Promis
     at.slot.release({ counted: false })
     throw new TimeoutError(`Gave up on ${at.describe}: the deadline passed before it could be sent`, { status: null, code: 'timeout' })
   }
-  const answer = await exchangeOnce(deps, spec, at)
+  try {
+    spec.onSent?.()
+  } catch {
+    // The caller's callback; it must not cost the slot taken for this request.
+  }
+  const answer = await exchangeOnce(deps, spec, at).catch((error: unknown) => {
+    throw deps.firstContact?.answered === false && error instanceof NetworkError && WRONG_ADDRESS_CODES.has(error.code)
+      ? wrongAddressError(deps.shownBaseUrl, { code: error.code as 'ECONNREFUSED' | 'ENOTFOUND' })
+      : error
+  })
   const askedMs = parseRetryAfter(answer.headers['retry-after'], now())
   const retryAfterMs = askedMs === null ? null : Math.min(askedMs, deps.maxWaitMs)
   at.slot.release({
@@ -133,9 +179,29 @@ async function attempt<T>(deps: RequestDeps, spec: Call<T>, at: Attempt): Promis
         { status: answer.status, code: 'timeout' },
       )
     }
-    throw await answerError(deps, spec, answer, at.describe, retryAfterMs)
+    const body = answer.notJson ? null : parseErrorBody(answer.json)
+    // A 429 or a 5xx may come from a gateway in front of the service: retried, whatever its body.
+    if (body === null && answer.status !== 429 && answer.status < 500) notTheApi(deps, at.describe, answer, describeBody(answer))
+    if (body !== null && deps.firstContact) deps.firstContact.answered = true
+    throw await answerError(deps, spec, answer, body, at.describe, retryAfterMs)
   }
-  return { value: readValue(spec, answer, at.describe, deps.token), retryAfterMs }
+  const value = readValue(deps, spec, answer, at.describe)
+  if (deps.firstContact) deps.firstContact.answered = true
+  return { value, retryAfterMs }
+}
+
+/** Throws a WrongAddressError when this answer, not in the contract's words, is the first the service gave. */
+function notTheApi(deps: RequestDeps, describe: string, answer: Answer, what: string): void {
+  if (deps.firstContact?.answered !== false) return
+  throw wrongAddressError(deps.shownBaseUrl, { code: 'not_the_api', request: describe, status: answer.status, what })
+}
+
+/** What an answer's body was, for a message: the reason it is not the API's. */
+function describeBody(answer: Answer): string {
+  const type = answer.headers['content-type']
+  if (answer.notJson) return /html/i.test(String(type ?? '')) ? 'an HTML page' : 'a body that is not JSON'
+  if (answer.json === undefined) return 'no body'
+  return "JSON that is not the API's"
 }
 
 /** Sends once; on a failure without an answer, gives the slot back as the service may have seen it. */
@@ -174,10 +240,17 @@ function abandonedInFlight(error: unknown): boolean {
   return error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT'
 }
 
-async function answerError(deps: RequestDeps, spec: Call<unknown>, answer: Answer, describe: string, retryAfterMs: number | null): Promise<CriticalCssError> {
+async function answerError(
+  deps: RequestDeps,
+  spec: Call<unknown>,
+  answer: Answer,
+  body: ErrorBody | null,
+  describe: string,
+  retryAfterMs: number | null,
+): Promise<CriticalCssError> {
   if (answer.status === 402) await deps.usage.beforePaymentRequired({ signal: spec.signal, deadline: spec.deadline })
   const queryStart = spec.path.indexOf('?')
-  return errorFromResponse(answer.status, answer.notJson ? null : parseErrorBody(answer.json), {
+  return errorFromResponse(answer.status, body, {
     request: describe,
     baseUrl: deps.baseUrl,
     token: deps.token,
@@ -190,8 +263,9 @@ async function answerError(deps: RequestDeps, spec: Call<unknown>, answer: Answe
   })
 }
 
-function readValue<T>(spec: Call<T>, answer: Answer, describe: string, token: string): T {
+function readValue<T>(deps: RequestDeps, spec: Call<T>, answer: Answer, describe: string): T {
   if (answer.notJson || answer.json === undefined) {
+    notTheApi(deps, describe, answer, describeBody(answer))
     throw new InvalidResponseError(`The critical CSS service answered ${describe} with a body that is not JSON (status ${answer.status}).`, {
       status: answer.status,
       code: 'invalid_response',
@@ -201,6 +275,7 @@ function readValue<T>(spec: Call<T>, answer: Answer, describe: string, token: st
     return spec.parse(answer)
   } catch (error) {
     if (!(error instanceof ContractViolation)) throw error
-    throw contractError(describe, answer.status, error, token)
+    notTheApi(deps, describe, answer, `JSON that does not follow the API contract (${quoteServiceText(error.message, deps.token)})`)
+    throw contractError(describe, answer.status, error, deps.token)
   }
 }

@@ -159,8 +159,11 @@ export async function exchange(dispatcher: Dispatcher, origin: string, message: 
       throw new TimeoutError(`Gave up on ${message.describe}: the deadline passed before the service answered`, { status: null, code: 'timeout' })
     }
     const code = errorCode(error)
-    const hint = NEVER_SENT.has(code) ? " Check that `baseUrl` is the service's address and that the service is running." : ''
-    throw new NetworkError(`Could not complete ${message.describe} at ${origin} (${code}).${hint}`, { status: null, code })
+    throw new NetworkError(`Could not complete ${message.describe} at ${origin} (${code}).`, {
+      status: null,
+      code,
+      ...(NEVER_SENT.has(code) ? { hint: "Check that `baseUrl` is the service's address and that the service is running." } : {}),
+    })
   } finally {
     deadlineTimer.abort()
     message.signal?.removeEventListener('abort', onCallerAbort)

@@ -55,6 +55,15 @@ export interface CreateClientOptions {
   /** Called on every retry, e.g. to log "rate limited, waiting 12 s". */
   onEvent?: (event: ClientEvent) => void
   /**
+   * Until the service has answered once in the API's words, take a refused connection, a
+   * host name that does not resolve, or an answer that is not the API's (an HTML page, a
+   * 404 without the API's error body, JSON of another kind) as a wrong `baseUrl`: fail at
+   * once with a WrongAddressError instead of retrying. After that first answer the same
+   * faults are a service that went away, retried as usual. Default false: retried from the
+   * start, as the contract asks, for a service that may still be starting.
+   */
+  failFastOnWrongAddress?: boolean
+  /**
    * How often pending jobs are checked while nothing tells when they will be done. A
    * service's Retry-After wins, then how long the jobs the client saw took. Default: 2 s,
    * growing ×1.5 up to 10 s; no wait is longer than `maxMs`, or shorter than a quarter of
@@ -81,6 +90,12 @@ export interface GenerateOptions extends RequestOptions {
   thirdParty?: ThirdPartyPolicy
   /** Same key + token within 24 h returns the first job. Default: a fresh key per call, reused by its retries. */
   idempotencyKey?: string
+  /**
+   * Called once, when the generate request is sent: after the plan's pace let it go (and
+   * after the usage read of the first generate), so a page's time can be measured from it
+   * rather than from when it began to wait.
+   */
+  onSent?: () => void
 }
 
 export interface WaitOptions extends RequestOptions {}

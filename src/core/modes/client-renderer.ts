@@ -1,15 +1,16 @@
 /**
  * Both modes render through the API client: generate, then wait for the job's CSS. Here a
- * client failure becomes what the build makes of it: a 404 from generate means the base
- * URL is not the API, a URL the client cannot send is the page list's fault (both stop
- * the build), and the mode adds its advice to the message.
+ * client failure becomes what the build makes of it: a wrong address, or a 404 from
+ * generate, means the base URL is not the API, a URL the client cannot send is the page
+ * list's fault (all stop the build), and the mode's advice takes the place of the client's.
  */
 import { isJobData, type ClientEvent, type CriticalCssClient } from '../../client/types.ts'
-import { NotFoundError, formatSeconds } from '../../client/errors.ts'
+import { CriticalCssError, NotFoundError, WrongAddressError, formatSeconds, rehint } from '../../client/errors.ts'
+import { latencyOf } from '../../client/job-times.ts'
 import type { ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import { ConfigurationError, PLUGIN_NAME } from '../errors.ts'
 import type { BuildLogger } from '../report.ts'
-import type { Renderer } from './mode.ts'
+import type { RenderOptions, Rendered, Renderer } from './mode.ts'
 
 /** Which request failed: advice differs (a 404 from generate is the base URL, from a job check a lost job). */
 export type RenderStep = 'usage' | 'generate' | 'wait'
@@ -20,25 +21,43 @@ export type Advice = (error: unknown, step: RenderStep) => string | null
 /** Errors that carry the advice already: the client hands one rejection to every call that waited on it. */
 const ADVISED = new WeakSet<Error>()
 
-/** Appends the mode's advice to a client error's message (the client speaks only of its own fields). */
+/** Puts the mode's advice in a client error's message, in place of the client's own (which names only createClient's fields). */
 export function advised(error: unknown, step: RenderStep, advice: Advice): unknown {
   const hint = advice(error, step)
   if (hint !== null && error instanceof Error && !ADVISED.has(error)) {
-    error.message = `${error.message} ${hint}`
+    error.message = error instanceof CriticalCssError ? rehint(error, hint) : `${error.message} ${hint}`
     ADVISED.add(error)
   }
+  // Nothing at the address is the API: no page can get CSS, whichever request found it out.
+  if (error instanceof WrongAddressError) return new ConfigurationError(error.message)
   if (step !== 'generate') return error
   return error instanceof NotFoundError ? new ConfigurationError(error.message) : error
 }
 
-export function clientRenderer(client: CriticalCssClient, settings: { viewports: Viewport[]; thirdParty: ThirdPartyPolicy | null; concurrency: number; advice: Advice }): Renderer {
+/** What the client renderer adds to a renderer: why pages wait, for the progress line. */
+export interface ClientRenderer extends Renderer {
+  /** `paced at 5 requests/min` while the plan's pace holds pages; null when it does not. */
+  readonly pacing: string | null
+  /**
+   * `onSent`: called once, when the page's generate is sent (after any wait for the pace):
+   * where the page's own time begins. `serviceMs`: the job's time at the service, from
+   * creation to done (its queue and render, on the service's clock); null when it does not say.
+   */
+  render(url: string, options: RenderOptions & { onSent?: () => void }): Promise<Rendered & { serviceMs: number | null }>
+}
+
+export function clientRenderer(
+  client: CriticalCssClient,
+  settings: { viewports: Viewport[]; thirdParty: ThirdPartyPolicy | null; concurrency: number; advice: Advice; pacing?: string | null },
+): ClientRenderer {
   const { viewports, thirdParty, advice } = settings
   return {
     concurrency: settings.concurrency,
-    async render(url, { deadline, signal }) {
+    pacing: settings.pacing ?? null,
+    async render(url, { deadline, signal, onSent }) {
       let answer: Awaited<ReturnType<CriticalCssClient['generate']>>
       try {
-        answer = await client.generate(url, { viewports, ...(thirdParty ? { thirdParty } : {}), deadline, signal })
+        answer = await client.generate(url, { viewports, ...(thirdParty ? { thirdParty } : {}), ...(onSent ? { onSent } : {}), deadline, signal })
       } catch (error) {
         // The client refuses a URL it cannot send (over 2,048 characters, say) before sending it.
         if (error instanceof TypeError) throw new ConfigurationError(`${PLUGIN_NAME}: page ${url.slice(0, 200)}: ${error.message}`)
@@ -46,7 +65,7 @@ export function clientRenderer(client: CriticalCssClient, settings: { viewports:
       }
       try {
         const data = isJobData(answer) ? answer : await client.waitForCss(answer, { deadline, signal })
-        return { css: data.css ?? '', network: data.network ?? null }
+        return { css: data.css ?? '', network: data.network ?? null, serviceMs: latencyOf(data) }
       } catch (error) {
         throw advised(error, 'wait', advice)
       }

@@ -1,14 +1,16 @@
 /**
  * Remote mode: a configured Critical CSS Generation API renders the pages where the site
  * is deployed (`siteUrl` + base + path). Pages in flight are sized by the plan's pace, read
- * once from the usage endpoint; the env-var advice is this mode's, not the client's.
+ * once from the usage endpoint, and when that pace will hold pages the build says so once;
+ * the env-var advice is this mode's, not the client's. A wrong address fails the build on
+ * the first request (the client's `failFastOnWrongAddress`).
  */
 import { createClient } from '../../client/client.ts'
 import type { ClientEvent, CriticalCssClient } from '../../client/types.ts'
-import { BadRequestError, NotFoundError, UnauthorizedError, describeBaseUrl } from '../../client/errors.ts'
+import { BadRequestError, NotFoundError, UnauthorizedError, WrongAddressError, describeBaseUrl } from '../../client/errors.ts'
 import type { PaceLimit } from '../../client/rate-window.ts'
 import { reachedService } from '../../client/transport.ts'
-import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS } from '../../contract/api-contract.ts'
+import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Usage } from '../../contract/api-contract.ts'
 import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
 import { ENV, type RemoteService, type ResolvedOptions } from '../options.ts'
 import { planPages } from '../pages.ts'
@@ -16,34 +18,89 @@ import type { BuildLogger } from '../report.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
 import type { Mode } from './mode.ts'
 
-/** Requests one page costs at least (generate, a status check, its CSS): sizes the default concurrency. */
-const REQUESTS_PER_PAGE = 4
+/**
+ * Requests a page costs, counted on runs against the reference service (8 pages on free):
+ * its generate and the jobData that brings its CSS; and while more than one page is in
+ * flight, one jobs() list per round of them (2.5 a page at 2 in flight, 2.0 at 1).
+ */
+const REQUESTS_PER_PAGE = 2
+
+/** What `pages` pages cost in requests, `inFlight` at a time (see REQUESTS_PER_PAGE). */
+function requestsFor(pages: number, inFlight: number): number {
+  return pages * REQUESTS_PER_PAGE + (inFlight > 1 ? Math.ceil(pages / inFlight) : 0)
+}
+
+/**
+ * Requests a page in flight is given room for when pages in flight are sized: it costs
+ * 2 to 2.5, and the rest is room for a retry or a slow job, so that the pace still serves
+ * every page in flight within its `timeout`.
+ */
+const REQUESTS_BUDGETED_PER_PAGE = 4
+
+/** Where the settings of the service are, as this mode's messages name them. */
+const BASE_URL_SETTING = `${ENV.baseUrl} (the \`baseUrl\` option)`
 
 /** What to change when the service says no: the env vars and options of the plugin. */
 const remoteAdvice: Advice = (error, step) => {
+  if (error instanceof WrongAddressError) {
+    return `Check that ${BASE_URL_SETTING} is the service's address${error.code === 'ECONNREFUSED' ? ' and that the service is running' : ''}.`
+  }
   if (error instanceof UnauthorizedError) return `Set ${ENV.token} (or the \`token\` option) to a valid token for this service.`
   if (error instanceof BadRequestError && step === 'generate') return `Check the page URL (the \`pages\` and \`siteUrl\` options, or ${ENV.siteUrl}).`
-  if (error instanceof NotFoundError && step !== 'wait') return `Check that ${ENV.baseUrl} (the \`baseUrl\` option) points at a Critical CSS Generation API.`
-  if (!reachedService(error)) return `Check ${ENV.baseUrl} (the \`baseUrl\` option) and that the service is running.`
+  if (error instanceof NotFoundError && step !== 'wait') return `Check that ${BASE_URL_SETTING} points at a Critical CSS Generation API.`
+  if (!reachedService(error)) return `Check ${BASE_URL_SETTING} and that the service is running.`
   return null
 }
 
 /** Pages in flight: what the pace serves within one page's timeout, or all of them without a limit. */
-function pagesInFlight(pace: PaceLimit, options: ResolvedOptions, pages: number): number {
+function pagesInFlight(known: PaceLimit | null, options: ResolvedOptions, pages: number): number {
   if (options.concurrency !== null) return options.concurrency
+  // Not known (a service without the usage endpoint: its answers' headers will tell the
+  // client): pages go in flight as if on the smallest plan.
+  const pace = known ?? { requests: PLAN_REQUESTS_PER_MINUTE.free, windowMs: RATE_WINDOW_MS }
   if (pace.requests === null) return Math.max(1, pages)
-  return Math.max(1, Math.floor((pace.requests * options.timeoutMs) / pace.windowMs / REQUESTS_PER_PAGE))
+  return Math.max(1, Math.floor((pace.requests * options.timeoutMs) / pace.windowMs / REQUESTS_BUDGETED_PER_PAGE))
 }
 
-/** The pace pages are sized by: the one the client keeps (the `rateLimit` option, else usage, read once). */
-async function readPace(client: CriticalCssClient, options: ResolvedOptions, signal: AbortSignal | undefined): Promise<PaceLimit> {
+/** The pace pages are sized by: the one the client keeps (the `rateLimit` option, else usage, read once); null while not known. */
+async function readPace(client: CriticalCssClient, options: ResolvedOptions, signal: AbortSignal | undefined): Promise<PaceLimit | null> {
   try {
-    const pace = await client.pace({ deadline: Date.now() + options.timeoutMs, ...(signal ? { signal } : {}) })
-    // Not known yet (a service without the usage endpoint: its answers' headers will tell the
-    // client): pages go in flight as if on the smallest plan (`concurrency` overrides).
-    return pace ?? { requests: PLAN_REQUESTS_PER_MINUTE.free, windowMs: RATE_WINDOW_MS }
+    return await client.pace({ deadline: Date.now() + options.timeoutMs, ...(signal ? { signal } : {}) })
   } catch (error) {
     throw advised(error, 'usage', remoteAdvice)
+  }
+}
+
+/** `5 requests/min`, `5 requests per 3 s`: a pace as the user's plan states it. */
+function describeRate(requests: number, windowMs: number): string {
+  const seconds = Math.round(windowMs / 1000)
+  const per = seconds === 60 ? '/min' : seconds % 60 === 0 ? ` per ${seconds / 60} min` : ` per ${seconds} s`
+  return `${requests} request${requests === 1 ? '' : 's'}${per}`
+}
+
+/** `about 12 s`, `about 4 min`. */
+function about(ms: number): string {
+  return ms < 90_000 ? `about ${Math.round(ms / 1000)} s` : `about ${Math.round(ms / 60_000)} min`
+}
+
+/**
+ * When the pace will hold pages: the line said once before the waiting ("free plan: 5
+ * requests/min, 8 pages need about 4 min") and the note of the progress line ("paced at 5
+ * requests/min"). Null when it will not hold them, or is not known. Every request after a
+ * window's first `requests` waits for a slot of a later window; the last one goes about
+ * that many windows after the first.
+ */
+function pacing(pace: PaceLimit | null, usage: Usage | null, pages: number, inFlight: number): { line: string; note: string } | null {
+  if (pace === null || pace.requests === null) return null
+  // The usage read, when there was one, holds a slot of the first window.
+  const requests = (usage ? 1 : 0) + requestsFor(pages, inFlight)
+  const windows = Math.floor((requests - 1) / pace.requests)
+  if (windows === 0) return null
+  const rate = describeRate(pace.requests, pace.windowMs)
+  const source = usage ? `${usage.plan} plan` : 'the `rateLimit` option'
+  return {
+    line: `critical CSS: ${source}: ${rate}, ${pages} page${pages === 1 ? ' needs' : 's need'} ${about(windows * pace.windowMs)}`,
+    note: `paced at ${rate}`,
   }
 }
 
@@ -52,8 +109,8 @@ interface RemoteStart {
   client: CriticalCssClient
   /** Where what the service's jobs took is kept; null with the cache off. */
   cacheDir: string | null
-  /** The `rateLimit` option's pace, else what the usage read says; rejects with the mode's advice. */
-  pace: Promise<PaceLimit>
+  /** The `rateLimit` option's pace, else what the usage read says (null: not known); rejects with the mode's advice. */
+  pace: Promise<PaceLimit | null>
   /** The client's retries go to the build's log from now on, those before included. */
   hear(logger: BuildLogger): void
 }
@@ -64,6 +121,8 @@ function beginRemote(options: ResolvedOptions, service: RemoteService, cacheDir:
   const client = createClient({
     baseUrl: service.baseUrl,
     token: service.token.reveal(),
+    // A build's first request finds out whether the address is right: waiting 70 s to learn it is wrong helps no one.
+    failFastOnWrongAddress: true,
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
     ...(cacheDir !== null ? { jobTimes: readJobTimes(cacheDir, describeBaseUrl(service.baseUrl)) } : {}),
     onEvent: (event) => (say ? say(event) : missed.push(event)),
@@ -97,8 +156,11 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
         async renderer(count, logger, signal) {
           const { client, pace, hear } = start(cacheDir, signal)
           hear(logger)
-          const concurrency = pagesInFlight(await pace, options, count)
-          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: remoteAdvice })
+          const known = await pace
+          const concurrency = pagesInFlight(known, options, count)
+          const held = pacing(known, client.lastUsage, count, concurrency)
+          if (held !== null) logger.info(held.line)
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: remoteAdvice, pacing: held?.note ?? null })
         },
       }
     },
