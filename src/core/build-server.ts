@@ -94,6 +94,11 @@ async function fromDirs(dirs: readonly string[], file: string): Promise<Buffer |
 /** The output file a request path below `base` is, with its content; null when the build has none. */
 export type FileFinder = (pathname: string) => Promise<{ file: string; body: string | Uint8Array } | null>
 
+/** The output file a request path is, for a build served below `base` (what embedded mode serves, and what remote mode compares with the deployed site). */
+export function buildFileFinder(output: BuildOutput, base: string): FileFinder {
+  return createFileFinder(output, pagesPrefix(base, null))
+}
+
 function createFileFinder(output: BuildOutput, prefix: string): FileFinder {
   const staticDirs = output.staticDirs ?? []
   return async (pathname) => {

@@ -13,9 +13,10 @@ import { renderBlockingStylesheets } from '../html/links.ts'
 import { STRATEGIES } from '../html/strategies.ts'
 import type { BuildOutput } from './build-server.ts'
 import { createResultCache, type ResultCache } from './cache.ts'
-import { ConfigurationError, StrictModeError, describeError } from './errors.ts'
+import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
 import { causeOf, groupFailures, pagesAndCause, type Cause, type FailureContext } from './failures.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
+import { otherReleaseMessage, type OtherRelease } from './modes/deployed-sheets.ts'
 import type { ModeRun, Rendered, Renderer } from './modes/mode.ts'
 import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
@@ -157,6 +158,16 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [] })
     causes.set(page, causeOf(failure, page, context))
   }
+  // Remote mode: what the deployed site serves is held to this build (modes/deployed-sheets.ts).
+  const otherRelease: OtherRelease[] = []
+  const unchecked: { name: string; reason: string }[] = []
+  const own = async (page: PageWork, css: string): Promise<string> => {
+    if (!mode.checkAgainstBuild || page.html === null) return css
+    const checked = await mode.checkAgainstBuild(page.url, page.html, css)
+    if (checked.kind === 'other') otherRelease.push({ name: page.name, dropped: checked.dropped, replaced: checked.replaced })
+    if (checked.kind === 'unchecked') unchecked.push({ name: page.name, reason: checked.reason })
+    return checked.css
+  }
   const keep = async (page: PageWork, rendered: Rendered): Promise<void> => {
     if (!cache || page.key === null || cacheWriteFailed) return
     // Kept for the page as it came and as it leaves: a run over its own output (a folder
@@ -197,7 +208,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       // What renders could not start (the service's pace unreadable, say): every page is left as it is, with why.
       for (const page of misses) fail(page, error, 'service', 0)
     }
-    if (renderer !== null) await renderMisses(misses, renderer, { input, timeoutMs: options.timeoutMs, finish, fail, keep })
+    if (renderer !== null) await renderMisses(misses, renderer, { input, timeoutMs: options.timeoutMs, finish, fail, keep, own })
   }
   // An interrupted run has no report to give and nothing to hand back to be written.
   input.signal?.throwIfAborted()
@@ -217,6 +228,12 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     })
   }
   sayFailures(pages, causes, options.strict, logger)
+  if (otherRelease.length > 0) {
+    const message = otherReleaseMessage(options.siteUrl, otherRelease)
+    if (options.strict) throw new StrictModeError(`${PLUGIN_NAME}: \`strict\` is on, and ${message.replace(/^critical CSS: /, '')}`)
+    logger.warn(message)
+  }
+  if (unchecked.length > 0) logger.warn(`critical CSS: could not compare ${counted(unchecked.length, 'page')} with the deployed site (${unchecked[0]!.reason}), so ${unchecked.length === 1 ? 'its' : 'their'} critical CSS is inlined as the service found it, which may be the deployed release's.`)
   return { updated, assets, report }
 }
 
@@ -249,6 +266,8 @@ interface Outcomes {
   finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): void
   fail(page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void
   keep(page: PageWork, rendered: Rendered): Promise<void>
+  /** The page's critical CSS held to this build's stylesheets (remote mode), else as it came. */
+  own(page: PageWork, css: string): Promise<string>
 }
 
 /**
@@ -257,7 +276,7 @@ interface Outcomes {
  * subscription answers every later page the same, without asking again.
  */
 async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Outcomes): Promise<void> {
-  const { input, timeoutMs, finish, fail, keep } = outcomes
+  const { input, timeoutMs, finish, fail, keep, own } = outcomes
   const stop = new AbortController()
   const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal
   let stopError: Error | null = null
@@ -274,7 +293,7 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
           signal.throwIfAborted()
           const { css, network } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal })
           // Named as the page names them, so the notes still match from the cache in a later build.
-          const rendered = { css, network: localNotes(network, page.url) }
+          const rendered = { css: await own(page, css), network: localNotes(network, page.url) }
           finish(page, rendered, 'service', performance.now() - begun)
           await keep(page, rendered)
         } catch (error) {

@@ -5,13 +5,12 @@
  * page misses the cache. Results are cached by what the render reads: the page's HTML and
  * the stylesheets it links, so a changed page is never a hit and an unchanged one always is.
  */
-import { createHash } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
 import type { CriticalCssClient } from '../../client/types.ts'
 import { renderKeyText } from '../../html/render-key.ts'
-import { stylesheetHrefs } from '../../html/scan.ts'
-import { serveBuild, type BuildServer, type FileFinder } from '../build-server.ts'
+import { serveBuild, type BuildServer } from '../build-server.ts'
+import { contentHash, stylesheetHashes } from '../build-sheets.ts'
 import { cacheKey } from '../cache.ts'
 import type { ResolvedOptions, ResolvedPage } from '../options.ts'
 import { planPages, type Page } from '../pages.ts'
@@ -26,9 +25,6 @@ const MAX_WORKERS = 4
 /** The service is on loopback and a warm page renders in a few hundred ms: a job is checked every 50–200 ms, not every few seconds. */
 export const CHECK_INTERVAL = { firstMs: 50, factor: 1.25, maxMs: 200 }
 
-function sha256(content: string | Uint8Array): string {
-  return createHash('sha256').update(content).digest('base64url')
-}
 
 /**
  * A configured page is a page of this build, wherever its URL points: one below the site
@@ -39,22 +35,6 @@ function onBuildServer(page: ResolvedPage, siteUrl: URL | null, local: URL): Res
   const url = new URL(page.url)
   if (siteUrl !== null && url.href.startsWith(siteUrl.href)) return { ...page, url: new URL(url.href.slice(siteUrl.href.length), local).href }
   return { ...page, url: new URL(`${url.pathname}${url.search}`, local.origin).href }
-}
-
-/**
- * The hash of a stylesheet a render reads: its content when the build has it, its URL
- * otherwise. Pages share their stylesheets, so each is read and hashed once per build.
- */
-function stylesheetHasher(find: FileFinder, origin: string): (url: URL) => Promise<string> {
-  const hashes = new Map<string, Promise<string>>()
-  return (url) => {
-    let hash = hashes.get(url.href)
-    if (hash === undefined) {
-      hash = url.origin === origin ? find(url.pathname).then((found) => (found ? sha256(found.body) : `url:${url.href}`)) : Promise.resolve(`url:${url.href}`)
-      hashes.set(url.href, hash)
-    }
-    return hash
-  }
 }
 
 /** Pages the embedded service renders at once. */
@@ -86,7 +66,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
       if (output === undefined) throw new TypeError('embedded mode needs the build output')
       site = await serveBuild(output, base)
       const served = site
-      const stylesheetHash = stylesheetHasher(served.find, served.siteUrl.origin)
+      const sheetHashes = stylesheetHashes(served.find, served.siteUrl.origin)
       return {
         name: NAME,
         plan: (files) => planPages(options.pages?.map((page) => onBuildServer(page, options.siteUrl, served.siteUrl)) ?? null, files, { siteUrl: served.siteUrl, base }),
@@ -96,8 +76,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           return `${url.pathname}${url.search}`
         },
         async cacheKey(page, html) {
-          const sheets = stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, page.url) ? [new URL(href, page.url)] : []))
-          const contents = [sha256(renderKeyText(html)), ...(await Promise.all(sheets.map(stylesheetHash)))]
+          const contents = [contentHash(renderKeyText(html)), ...(await sheetHashes(html, page.url))]
           return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, thirdParty: options.thirdParty, contents })
         },
         async renderer(count, logger) {

@@ -8,6 +8,7 @@ import type { JobNetwork } from '../../contract/api-contract.ts'
 import type { BuildOutput } from '../build-server.ts'
 import type { Page } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
+import type { CheckAgainstBuild } from './deployed-sheets.ts'
 
 /** The mode of one plugin instance, across its builds: what it starts, each build's view, and its release. */
 export interface Mode {
@@ -48,6 +49,12 @@ export interface ModeRun {
    * from the service) stops the build. The mode's release stops it.
    */
   renderer(count: number, logger: BuildLogger, signal?: AbortSignal): Promise<Renderer>
+  /**
+   * Remote mode: holds a page's critical CSS to this build's own stylesheets, since the
+   * service rendered the deployed site, which may run another release. Absent in embedded
+   * mode, which renders this build.
+   */
+  checkAgainstBuild?: CheckAgainstBuild
 }
 
 export interface RenderOptions {

@@ -11,11 +11,14 @@ import { BadRequestError, NotFoundError, UnauthorizedError, WrongAddressError, d
 import type { PaceLimit } from '../../client/rate-window.ts'
 import { reachedService } from '../../client/transport.ts'
 import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Usage } from '../../contract/api-contract.ts'
+import { buildFileFinder } from '../build-server.ts'
+import { stylesheetHashes } from '../build-sheets.ts'
 import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
 import { ENV, type RemoteService, type ResolvedOptions } from '../options.ts'
 import { planPages } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
+import { deployedSheetsCheck } from './deployed-sheets.ts'
 import type { Mode } from './mode.ts'
 
 /**
@@ -147,12 +150,16 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
   const start = (cacheDir: string | null, signal?: AbortSignal): RemoteStart => (started ??= beginRemote(options, service, cacheDir, signal))
   return {
     begin: (cacheDir) => void start(cacheDir),
-    async open({ base, cacheDir }) {
+    async open({ base, cacheDir, output }) {
+      // This build's own stylesheets: what a result is kept for, and what the deployed site's CSS is held to.
+      const sheetHashes = output ? stylesheetHashes(buildFileFinder(output, base), options.siteUrl?.origin ?? '') : null
       return {
         name,
         plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
         shown: (page) => page.url,
-        cacheKey: async (page) => cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty }),
+        cacheKey: async (page, html) =>
+          cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty, ...(sheetHashes ? { contents: await sheetHashes(html, page.url) } : {}) }),
+        ...(output ? { checkAgainstBuild: deployedSheetsCheck(output, base) } : {}),
         async renderer(count, logger, signal) {
           const { client, pace, hear } = start(cacheDir, signal)
           hear(logger)

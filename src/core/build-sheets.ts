@@ -1,0 +1,28 @@
+/**
+ * What a page's cache key holds of its stylesheets: each linked sheet by the hash of its
+ * content when this build has it, by its URL otherwise. Embedded mode renders these very
+ * files; remote mode holds the deployed site's CSS to them, so a build whose CSS changed
+ * never takes a result made for other CSS. Pages share their stylesheets, so each is read
+ * and hashed once per build.
+ */
+import { createHash } from 'node:crypto'
+import { stylesheetHrefs } from '../html/scan.ts'
+import type { FileFinder } from './build-server.ts'
+
+export function contentHash(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('base64url')
+}
+
+/** The hashes of the stylesheets a page links, in document order (`origin`: where this build's files are served). */
+export function stylesheetHashes(find: FileFinder, origin: string): (html: string, pageUrl: string) => Promise<string[]> {
+  const hashes = new Map<string, Promise<string>>()
+  const hashOf = (url: URL): Promise<string> => {
+    let hash = hashes.get(url.href)
+    if (hash === undefined) {
+      hash = url.origin === origin ? find(url.pathname).then((found) => (found ? contentHash(found.body) : `url:${url.href}`)) : Promise.resolve(`url:${url.href}`)
+      hashes.set(url.href, hash)
+    }
+    return hash
+  }
+  return (html, pageUrl) => Promise.all(stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, pageUrl) ? [hashOf(new URL(href, pageUrl))] : [])))
+}

@@ -1,0 +1,150 @@
+/**
+ * Remote mode renders the site where it is deployed: when the deployed release's stylesheets
+ * are not this build's, the critical CSS the service found is partly another release's. This
+ * keeps what this build has: each rule of the critical CSS is looked up, by its context
+ * (`@media` and the like) and selector, in the deployed page's own stylesheets and in this
+ * build's. A rule the deployed sheets do not have (another origin's, a font service's) stays;
+ * one they have with the same declarations as this build stays; one whose declarations
+ * changed gets this build's; one this build no longer has goes.
+ */
+import { fromPlainObject, generate, parse, toPlainObject, type AtrulePlain, type CssNodePlain, type RulePlain, type StyleSheetPlain } from 'css-tree'
+
+/** A stylesheet and the URL its relative `url()`s resolve against. */
+export interface OwnSheet {
+  text: string
+  url: string
+}
+
+export interface OwnCss {
+  /** The critical CSS with only this build's rules; the input itself (same bytes) when nothing changed. */
+  css: string
+  /** Selectors (or at-rules) of the deployed release that this build does not have: gone. */
+  dropped: number
+  /** Selectors whose declarations differ in this build: given this build's. */
+  replaced: number
+}
+
+/** At-rules whose block holds rules: their prelude is part of a rule's context. */
+const GROUP_RULES = new Set(['media', 'supports', 'layer', 'container', 'scope', 'starting-style', 'document', '-moz-document'])
+const SEPARATOR = '\u0000'
+
+function generatePlain(node: CssNodePlain): string {
+  return generate(fromPlainObject(structuredClone(node) as never))
+}
+
+function parsePlain(text: string, context?: 'rule'): CssNodePlain {
+  return toPlainObject(parse(text, { parseCustomProperty: false, onParseError: () => {}, ...(context ? { context } : {}) })) as CssNodePlain
+}
+
+/** A `url()` as it resolves from the page: a path on the page's origin, else the absolute URL. */
+function rebase(value: string, sheetUrl: string, origin: string): string {
+  if (value.startsWith('data:') || value.startsWith('#') || !URL.canParse(value, sheetUrl)) return value
+  const url = new URL(value, sheetUrl)
+  return url.origin === origin ? `${url.pathname}${url.search}${url.hash}` : url.href
+}
+
+function rebaseUrls(node: unknown, sheetUrl: string, origin: string): void {
+  if (Array.isArray(node)) {
+    for (const child of node) rebaseUrls(child, sheetUrl, origin)
+    return
+  }
+  if (typeof node !== 'object' || node === null) return
+  const record = node as Record<string, unknown>
+  if (record.type === 'Url' && typeof record.value === 'string') record.value = rebase(record.value, sheetUrl, origin)
+  for (const value of Object.values(record)) if (typeof value === 'object') rebaseUrls(value, sheetUrl, origin)
+}
+
+function groupContext(context: string, node: AtrulePlain): string {
+  return `${context}@${node.name.toLowerCase()} ${node.prelude ? generatePlain(node.prelude) : ''};`
+}
+
+function selectorsOf(rule: RulePlain): string[] {
+  return rule.prelude.type === 'SelectorList' ? rule.prelude.children.map(generatePlain) : [generatePlain(rule.prelude)]
+}
+
+/** The key of an at-rule that holds no rules (`@font-face`, `@keyframes`, `@property`): by name and prelude, `@font-face` by its text. */
+function atruleKey(context: string, node: AtrulePlain): string {
+  const name = node.name.toLowerCase()
+  return `${context}${SEPARATOR}@${name} ${name === 'font-face' ? generatePlain(node) : node.prelude ? generatePlain(node.prelude) : ''}`
+}
+
+/** Every rule of the sheets by context and selector, with the declarations of each rule it is in, in order. */
+function indexSheets(sheets: readonly OwnSheet[], origin: string): Map<string, string[]> {
+  const index = new Map<string, string[]>()
+  const add = (key: string, text: string): void => void index.set(key, [...(index.get(key) ?? []), text])
+  const visit = (nodes: readonly CssNodePlain[], context: string): void => {
+    for (const node of nodes) {
+      if (node.type === 'Rule') {
+        const block = generatePlain(node.block)
+        for (const selector of selectorsOf(node)) add(`${context}${SEPARATOR}${selector}`, block)
+      } else if (node.type === 'Atrule' && node.block) {
+        if (GROUP_RULES.has(node.name.toLowerCase())) visit(node.block.children, groupContext(context, node))
+        else add(atruleKey(context, node), generatePlain(node))
+      }
+    }
+  }
+  for (const sheet of sheets) {
+    const ast = parsePlain(sheet.text) as StyleSheetPlain
+    rebaseUrls(ast, sheet.url, origin)
+    visit(ast.children, '')
+  }
+  return index
+}
+
+const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((text, i) => text === b[i])
+
+/**
+ * The critical CSS with only this build's rules. `deployed`: the deployed page's stylesheets
+ * on its own origin; `build`: the same page's in this build; `pageUrl`: where the page is.
+ */
+export function keepOwnRules(css: string, sheets: { deployed: readonly OwnSheet[]; build: readonly OwnSheet[]; pageUrl: string }): OwnCss {
+  const origin = new URL(sheets.pageUrl).origin
+  const deployed = indexSheets(sheets.deployed, origin)
+  const build = indexSheets(sheets.build, origin)
+  let dropped = 0
+  let replaced = 0
+  const rewrite = (nodes: CssNodePlain[], context: string): CssNodePlain[] => {
+    const out: CssNodePlain[] = []
+    for (const node of nodes) {
+      if (node.type === 'Rule') {
+        const kept: CssNodePlain[] = []
+        const instead: CssNodePlain[] = []
+        const selectors = node.prelude.type === 'SelectorList' ? node.prelude.children : [node.prelude]
+        for (const selector of selectors) {
+          const key = `${context}${SEPARATOR}${generatePlain(selector)}`
+          const before = deployed.get(key)
+          const now = build.get(key)
+          if (before === undefined || (now !== undefined && same(before, now))) kept.push(selector)
+          else if (now === undefined) dropped++
+          else {
+            replaced++
+            for (const block of now) instead.push(parsePlain(`${generatePlain(selector)}${block}`, 'rule'))
+          }
+        }
+        if (kept.length === selectors.length) out.push(node)
+        else {
+          if (kept.length > 0 && node.prelude.type === 'SelectorList') out.push({ ...node, prelude: { ...node.prelude, children: kept } })
+          out.push(...instead)
+        }
+      } else if (node.type === 'Atrule' && node.block && GROUP_RULES.has(node.name.toLowerCase())) {
+        const children = rewrite(node.block.children, groupContext(context, node))
+        if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
+      } else if (node.type === 'Atrule' && node.block) {
+        const key = atruleKey(context, node)
+        const before = deployed.get(key)
+        const now = build.get(key)
+        if (before === undefined || (now !== undefined && same(before, now))) out.push(node)
+        else if (now === undefined) dropped++
+        else {
+          replaced++
+          for (const text of now) out.push(...(parsePlain(text) as StyleSheetPlain).children)
+        }
+      } else out.push(node)
+    }
+    return out
+  }
+  const ast = parsePlain(css) as StyleSheetPlain
+  const children = rewrite(ast.children, '')
+  if (dropped === 0 && replaced === 0) return { css, dropped, replaced }
+  return { css: generatePlain({ ...ast, children }), dropped, replaced }
+}
