@@ -68,18 +68,29 @@ function atruleKey(context: string, node: AtrulePlain): string {
   return `${context}${SEPARATOR}@${name} ${name === 'font-face' ? generatePlain(node) : node.prelude ? generatePlain(node.prelude) : ''}`
 }
 
+/** A rule's declarations as written (what a replacement takes), and as compared: minifiers reorder declarations, so in sorted order. */
+interface Declarations {
+  text: string
+  compared: string
+}
+
+function declarationsOf(block: CssNodePlain): Declarations {
+  const each = block.type === 'Block' ? block.children.map(generatePlain).sort() : [generatePlain(block)]
+  return { text: generatePlain(block), compared: each.join(';') }
+}
+
 /** Every rule of the sheets by context and selector, with the declarations of each rule it is in, in order. */
-function indexSheets(sheets: readonly OwnSheet[], origin: string): Map<string, string[]> {
-  const index = new Map<string, string[]>()
-  const add = (key: string, text: string): void => void index.set(key, [...(index.get(key) ?? []), text])
+function indexSheets(sheets: readonly OwnSheet[], origin: string): Map<string, Declarations[]> {
+  const index = new Map<string, Declarations[]>()
+  const add = (key: string, declarations: Declarations): void => void index.set(key, [...(index.get(key) ?? []), declarations])
   const visit = (nodes: readonly CssNodePlain[], context: string): void => {
     for (const node of nodes) {
       if (node.type === 'Rule') {
-        const block = generatePlain(node.block)
-        for (const selector of selectorsOf(node)) add(`${context}${SEPARATOR}${selector}`, block)
+        const declarations = declarationsOf(node.block)
+        for (const selector of selectorsOf(node)) add(`${context}${SEPARATOR}${selector}`, declarations)
       } else if (node.type === 'Atrule' && node.block) {
         if (GROUP_RULES.has(node.name.toLowerCase())) visit(node.block.children, groupContext(context, node))
-        else add(atruleKey(context, node), generatePlain(node))
+        else add(atruleKey(context, node), { text: generatePlain(node), compared: generatePlain(node) })
       }
     }
   }
@@ -91,7 +102,7 @@ function indexSheets(sheets: readonly OwnSheet[], origin: string): Map<string, s
   return index
 }
 
-const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((text, i) => text === b[i])
+const same = (a: readonly Declarations[], b: readonly Declarations[]): boolean => a.length === b.length && a.every((declarations, i) => declarations.compared === b[i]!.compared)
 
 /**
  * The critical CSS with only this build's rules. `deployed`: the deployed page's stylesheets
@@ -118,7 +129,7 @@ export function keepOwnRules(css: string, sheets: { deployed: readonly OwnSheet[
           else if (now === undefined) dropped++
           else {
             replaced++
-            for (const block of now) instead.push(parsePlain(`${generatePlain(selector)}${block}`, 'rule'))
+            for (const { text } of now) instead.push(parsePlain(`${generatePlain(selector)}${text}`, 'rule'))
           }
         }
         if (kept.length === selectors.length) out.push(node)
@@ -137,7 +148,7 @@ export function keepOwnRules(css: string, sheets: { deployed: readonly OwnSheet[
         else if (now === undefined) dropped++
         else {
           replaced++
-          for (const text of now) out.push(...(parsePlain(text) as StyleSheetPlain).children)
+          for (const { text } of now) out.push(...(parsePlain(text) as StyleSheetPlain).children)
         }
       } else out.push(node)
     }

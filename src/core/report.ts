@@ -126,12 +126,12 @@ export interface Progress {
  * last one: the summary follows) and every 10 s while nothing finishes, so a long wait on a
  * slow plan never looks like a hang.
  */
-export function createProgress(total: number, logger: BuildLogger, now: () => number = Date.now): Progress {
+export function createProgress(total: number, logger: BuildLogger, now: () => number = Date.now, why: string | null = null): Progress {
   let finished = 0
   let lastLogged = now()
   const log = (): void => {
     lastLogged = now()
-    const message = `critical CSS: ${finished}/${total} pages ready, ${total - finished} pending`
+    const message = `critical CSS: ${finished}/${total} pages ready, ${total - finished} pending${why === null ? '' : `, ${why}`}`
     if (logger.progress) logger.progress(message)
     else logger.info(message)
   }

@@ -281,20 +281,21 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
   const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal
   let stopError: Error | null = null
   let accountError: PaymentRequiredError | null = null
-  const progress = createProgress(misses.length, input.logger)
+  const progress = createProgress(misses.length, input.logger, undefined, renderer.pacing)
   const acquire = createLimiter(renderer.concurrency)
   try {
     await Promise.all(
       misses.map(async (page) => {
         const release = await acquire()
-        const begun = performance.now()
+        // The page's time: from its request, not from a wait for the pace; the service's own time when it says.
+        let begun = performance.now()
         try {
           if (accountError !== null) throw accountError
           signal.throwIfAborted()
-          const { css, network } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal })
+          const { css, network, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
           // Named as the page names them, so the notes still match from the cache in a later build.
           const rendered = { css: await own(page, css), network: localNotes(network, page.url) }
-          finish(page, rendered, 'service', performance.now() - begun)
+          finish(page, rendered, 'service', serviceMs ?? performance.now() - begun)
           await keep(page, rendered)
         } catch (error) {
           // An interrupt ends the run (it throws once every page stopped), not page by page.

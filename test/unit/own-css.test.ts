@@ -16,6 +16,13 @@ describe('keepOwnRules', () => {
     expect(keepOwnRules(css, { deployed, build, pageUrl })).toEqual({ css, dropped: 0, replaced: 0 })
   })
 
+  it('takes declarations a minifier reordered for the same rule', () => {
+    const css = '.hero{min-height:100vh;display:grid;color:#fff}'
+    const deployed = [sheet('.hero{min-height:100vh;display:grid;color:#fff}', '/style.css')]
+    const build = [sheet('.hero{color:#fff;min-height:100vh;display:grid}', '/assets/style-B.css')]
+    expect(keepOwnRules(css, { deployed, build, pageUrl })).toEqual({ css, dropped: 0, replaced: 0 })
+  })
+
   it('gives a changed rule this build’s declarations and drops a rule this build no longer has', () => {
     const css = '.top{background:#123}.promo,.hero{min-height:100vh}@media (min-width:600px){.top{padding:0}}'
     const deployed = [sheet('.top{background:#123}.promo,.hero{min-height:100vh}@media (min-width:600px){.top{padding:0}}', '/assets/about-A.css')]

@@ -10,7 +10,7 @@ import { latencyOf } from '../../client/job-times.ts'
 import type { ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import { ConfigurationError, PLUGIN_NAME } from '../errors.ts'
 import type { BuildLogger } from '../report.ts'
-import type { RenderOptions, Rendered, Renderer } from './mode.ts'
+import type { Renderer } from './mode.ts'
 
 /** Which request failed: advice differs (a 404 from generate is the base URL, from a job check a lost job). */
 export type RenderStep = 'usage' | 'generate' | 'wait'
@@ -34,22 +34,10 @@ export function advised(error: unknown, step: RenderStep, advice: Advice): unkno
   return error instanceof NotFoundError ? new ConfigurationError(error.message) : error
 }
 
-/** What the client renderer adds to a renderer: why pages wait, for the progress line. */
-export interface ClientRenderer extends Renderer {
-  /** `paced at 5 requests/min` while the plan's pace holds pages; null when it does not. */
-  readonly pacing: string | null
-  /**
-   * `onSent`: called once, when the page's generate is sent (after any wait for the pace):
-   * where the page's own time begins. `serviceMs`: the job's time at the service, from
-   * creation to done (its queue and render, on the service's clock); null when it does not say.
-   */
-  render(url: string, options: RenderOptions & { onSent?: () => void }): Promise<Rendered & { serviceMs: number | null }>
-}
-
 export function clientRenderer(
   client: CriticalCssClient,
   settings: { viewports: Viewport[]; thirdParty: ThirdPartyPolicy | null; concurrency: number; advice: Advice; pacing?: string | null },
-): ClientRenderer {
+): Renderer {
   const { viewports, thirdParty, advice } = settings
   return {
     concurrency: settings.concurrency,

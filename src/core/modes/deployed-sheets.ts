@@ -14,9 +14,9 @@ const FETCH_TIMEOUT_MS = 10_000
 const UTF8 = new TextDecoder('utf-8')
 
 export type DeployedCheck =
-  /** The deployed page's own stylesheets are this build's: the CSS as it came. */
+  /** The deployed page's own stylesheets hold the critical CSS's rules as this build does: the CSS as it came. */
   | { kind: 'same'; css: string }
-  /** They differ: the CSS with only this build's rules. */
+  /** Some of its rules are not this build's: the CSS with only this build's rules. */
   | { kind: 'other'; css: string; dropped: number; replaced: number }
   /** The deployed page or one of its stylesheets could not be read: the CSS as it came, and why. */
   | { kind: 'unchecked'; css: string; reason: string }
@@ -63,7 +63,9 @@ export function deployedSheetsCheck(output: BuildOutput, base: string): CheckAga
       if (found !== null) build.push({ text: typeof found.body === 'string' ? found.body : UTF8.decode(found.body), url: url.href })
     }
     if (deployed.length === build.length && deployed.every((sheet, i) => sheet.text === build[i]!.text)) return { kind: 'same', css }
-    return { kind: 'other', ...keepOwnRules(css, { deployed, build, pageUrl }) }
+    // Sheets that differ only in what the critical CSS does not hold (formatting, rules below the fold) leave it this build's.
+    const own = keepOwnRules(css, { deployed, build, pageUrl })
+    return own.dropped + own.replaced === 0 ? { kind: 'same', css } : { kind: 'other', ...own }
   }
 }
 

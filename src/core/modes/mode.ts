@@ -61,6 +61,8 @@ export interface RenderOptions {
   /** Epoch ms: the page's time is up. */
   deadline: number
   signal: AbortSignal
+  /** Called once, when the page's request leaves (after any wait for the pace): where the page's own time begins. */
+  onSent?: () => void
 }
 
 /** A page's result: its critical CSS, and what the render went without (null: nothing, or a service that does not say). */
@@ -69,13 +71,21 @@ export interface Rendered {
   network: JobNetwork | null
 }
 
+/** A render's result, with how long the page took at the service. */
+export interface RenderedPage extends Rendered {
+  /** The job's own time at the service, from creation to done; null when the service does not say. */
+  serviceMs: number | null
+}
+
 export interface Renderer {
   /** Pages in flight at once. */
   readonly concurrency: number
+  /** Why pages wait, for the progress line (`paced at 5 requests/min`); null when nothing holds them. */
+  readonly pacing: string | null
   /**
    * The page's critical CSS. A failure the user must fix in the configuration (a bad token,
    * a base URL that is not the API, a page the service refuses) is a `ConfigurationError`
    * or a `BadRequestError`/`UnauthorizedError`, with the mode's hint in its message.
    */
-  render(url: string, options: RenderOptions): Promise<Rendered>
+  render(url: string, options: RenderOptions): Promise<RenderedPage>
 }
