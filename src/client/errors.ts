@@ -117,6 +117,8 @@ export class JobFailedError extends CriticalCssError {
     details: CriticalCssErrorDetails,
     readonly jobId: string,
     readonly url: string,
+    /** The service's own words for the failure, redacted. */
+    readonly reason: string,
   ) {
     super(message, details)
   }
@@ -206,7 +208,7 @@ function explainPaymentRequired(code: string, usage: Usage | null, serverMessage
   if (code === 'plan_limit_reached') {
     const limit = usage?.quota.generationsLimit
     const resets = formatDay(usage?.quota.resetsAt)
-    const what = limit != null ? `Your plan's monthly limit of ${limit} generations` : "Your plan's monthly generation limit"
+    const what = limit != null ? `Your plan's monthly limit of ${limit} generation${limit === 1 ? '' : 's'}` : "Your plan's monthly generation limit"
     return `${what} is used up${resets ? `; it resets on ${resets} (UTC)` : ''}. Upgrade the plan or wait for the reset (402 plan_limit_reached).`
   }
   return `The critical CSS service refused to generate (402 ${code}): ${serverMessage}.`

@@ -59,7 +59,7 @@ interface Watch extends CheckTiming {
 export function jobFailedError(job: Pick<Job, 'id' | 'url' | 'error'>, token: string): JobFailedError {
   const code = job.error?.code ?? 'internal'
   const detail = job.error ? quoteServiceText(job.error.message, token) : 'no reason given'
-  return new JobFailedError(`The critical CSS job ${job.id} for ${job.url} failed (${code}): ${detail}`, { status: null, code }, job.id, job.url)
+  return new JobFailedError(`The critical CSS job ${job.id} for ${job.url} failed (${code}): ${detail}`, { status: null, code }, job.id, job.url, detail)
 }
 
 const describeJob = (watch: Watch): string => (watch.url ? `${watch.url} (job ${watch.id})` : `job ${watch.id}`)

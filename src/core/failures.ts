@@ -80,7 +80,7 @@ const JOB_FAILURES: Record<string, string> = {
 
 function jobFailure(error: JobFailedError, page: FailedPage, context: FailureContext): Cause {
   const { code } = error
-  const reason = after(error.message, `failed (${code}): `) ?? withoutPage(error.message, page)
+  const reason = withoutPage(error.reason, page)
   const gone = code === 'fetch_failed' ? PAGE_GONE.exec(reason) : null
   if (gone && context.remote) {
     const status = gone[1]!

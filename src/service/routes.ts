@@ -200,7 +200,7 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
   if (isExpired(token, now)) return error(402, 'subscription_expired', `The subscription expired on ${token.expiresAt}.`)
   const period = quotaPeriod(now)
   const quota = quotaOf(token)
-  const quotaUsed = (): ApiAnswer => error(402, 'plan_limit_reached', `The plan's ${quota} generations for ${period} are used up; the quota resets at ${quotaResetsAt(now)}.`)
+  const quotaUsed = (): ApiAnswer => error(402, 'plan_limit_reached', `The plan's ${quota} generation${quota === 1 ? '' : 's'} for ${period} are used up; the quota resets at ${quotaResetsAt(now)}.`)
   if (quota !== null && (await store.generations(token.id, period)) >= quota) return quotaUsed()
   const full = await queue.refusal(token.id)
   if (full) return error(503, 'unavailable', `${full} Try again later.`, { 'retry-after': String(queue.retryAfterSeconds) })

@@ -81,7 +81,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
         },
         async renderer(count, logger) {
           const started = await start()
-          logger.info(`critical CSS: no service configured, rendering ${count} page(s) in a local Chromium (embedded service, ${workers} at a time)`)
+          logger.info(`critical CSS: no service configured, rendering ${count} page${count === 1 ? '' : 's'} in a local Chromium (embedded service, ${workers} at a time)`)
           client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
           // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
