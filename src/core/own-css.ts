@@ -114,6 +114,18 @@ export function keepOwnRules(css: string, sheets: { deployed: readonly OwnSheet[
   const build = indexSheets(sheets.build, origin)
   let dropped = 0
   let replaced = 0
+  /** What becomes of a rule by its key: kept, dropped (counted), or this build's declarations instead (counted). */
+  const judge = (key: string): 'keep' | 'drop' | Declarations[] => {
+    const before = deployed.get(key)
+    const now = build.get(key)
+    if (before === undefined || (now !== undefined && same(before, now))) return 'keep'
+    if (now === undefined) {
+      dropped++
+      return 'drop'
+    }
+    replaced++
+    return now
+  }
   const rewrite = (nodes: CssNodePlain[], context: string): CssNodePlain[] => {
     const out: CssNodePlain[] = []
     for (const node of nodes) {
@@ -122,15 +134,9 @@ export function keepOwnRules(css: string, sheets: { deployed: readonly OwnSheet[
         const instead: CssNodePlain[] = []
         const selectors = node.prelude.type === 'SelectorList' ? node.prelude.children : [node.prelude]
         for (const selector of selectors) {
-          const key = `${context}${SEPARATOR}${generatePlain(selector)}`
-          const before = deployed.get(key)
-          const now = build.get(key)
-          if (before === undefined || (now !== undefined && same(before, now))) kept.push(selector)
-          else if (now === undefined) dropped++
-          else {
-            replaced++
-            for (const { text } of now) instead.push(parsePlain(`${generatePlain(selector)}${text}`, 'rule'))
-          }
+          const verdict = judge(`${context}${SEPARATOR}${generatePlain(selector)}`)
+          if (verdict === 'keep') kept.push(selector)
+          else if (verdict !== 'drop') for (const { text } of verdict) instead.push(parsePlain(`${generatePlain(selector)}${text}`, 'rule'))
         }
         if (kept.length === selectors.length) out.push(node)
         else {
@@ -141,15 +147,9 @@ export function keepOwnRules(css: string, sheets: { deployed: readonly OwnSheet[
         const children = rewrite(node.block.children, groupContext(context, node))
         if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
       } else if (node.type === 'Atrule' && node.block) {
-        const key = atruleKey(context, node)
-        const before = deployed.get(key)
-        const now = build.get(key)
-        if (before === undefined || (now !== undefined && same(before, now))) out.push(node)
-        else if (now === undefined) dropped++
-        else {
-          replaced++
-          for (const { text } of now) out.push(...(parsePlain(text) as StyleSheetPlain).children)
-        }
+        const verdict = judge(atruleKey(context, node))
+        if (verdict === 'keep') out.push(node)
+        else if (verdict !== 'drop') for (const { text } of verdict) out.push(...(parsePlain(text) as StyleSheetPlain).children)
       } else out.push(node)
     }
     return out
