@@ -13,6 +13,9 @@ import { keepOwnRules, type OwnSheet } from '../own-css.ts'
 const FETCH_TIMEOUT_MS = 10_000
 const UTF8 = new TextDecoder('utf-8')
 
+/** The site answered, without the page or sheet asked for. */
+class PageMissing extends Error {}
+
 export type DeployedCheck =
   /** The deployed page's own stylesheets hold the critical CSS's rules as this build does: the CSS as it came. */
   | { kind: 'same'; css: string }
@@ -41,20 +44,28 @@ export function deployedSheetsCheck(output: BuildOutput, base: string): CheckAga
     let text = fetched.get(url)
     if (text === undefined) {
       text = fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: url.endsWith('.css') ? 'text/css,*/*;q=0.1' : 'text/html,*/*;q=0.1' } }).then(async (response) => {
-        if (!response.ok) throw new Error(`${url} answered ${response.status}`)
+        if (!response.ok) throw new PageMissing(`${url} answered ${response.status}`)
         return response.text()
       })
       fetched.set(url, text)
     }
     return text
   }
+  // A site the build machine cannot reach (behind a VPN, silent) is tried once per build, not once per page.
+  const unreachable = new Map<string, string>()
   return async (pageUrl, html, css) => {
+    const { origin } = new URL(pageUrl)
+    const known = unreachable.get(origin)
+    if (known !== undefined) return { kind: 'unchecked', css, reason: known }
     let deployed: OwnSheet[]
     try {
       const deployedHtml = await fetchText(pageUrl)
       deployed = await Promise.all(ownSheetUrls(deployedHtml, pageUrl).map(async (url) => ({ text: await fetchText(url.href), url: url.href })))
     } catch (error) {
-      return { kind: 'unchecked', css, reason: describeError(error) }
+      const reason = describeError(error)
+      // A page the site does not have is that page's; a site that does not answer is every page's.
+      if (!(error instanceof PageMissing)) unreachable.set(origin, reason)
+      return { kind: 'unchecked', css, reason }
     }
     const build: OwnSheet[] = []
     for (const url of ownSheetUrls(html, pageUrl)) {
