@@ -59,7 +59,7 @@ async function summary(name: string, ms: number): Promise<void> {
   const count = (test: (page: BuildReport['pages'][number]) => boolean): number => report.pages.filter(test).length
   console.log(
     `\n${name}: ${count((page) => page.outcome === 'inlined')}/${report.pages.length} pages inlined ` +
-      `(${count((page) => page.source === 'service')} rendered by the ${report.service ?? 'service'}, ${count((page) => page.source === 'cache')} from the cache), ` +
+      `(${count((page) => page.source === 'embedded' || page.source === 'service')} rendered by the ${report.service ?? 'service'}, ${count((page) => page.source === 'cache')} from the cache), ` +
       `build ${(ms / 1000).toFixed(1)} s; report ${file}`,
   )
   console.table(rows)

@@ -77,7 +77,7 @@ interface BundlerLog {
  */
 function timingsNote(log: BundlerLog, report: BuildReport | null): string | null {
   if (log.code !== 'PLUGIN_TIMINGS' || !log.message.includes(PLUGIN_NAME) || report === null) return null
-  const rendered = report.pages.filter((page) => page.source === 'service').length
+  const rendered = report.pages.filter((page) => page.source === 'embedded' || page.source === 'service').length
   const what = `rendering ${rendered} page${rendered === 1 ? '' : 's'} in a browser took ${(report.ms / 1000).toFixed(1)} s of it`
   return `critical CSS: the [PLUGIN_TIMINGS] warning counts this plugin's generateBundle because ${what}. That is expected on a cold build; pages whose result is cached cost nothing next time. See "PLUGIN_TIMINGS" in node_modules/unplugin-critical-css/docs/troubleshooting.md.`
 }

@@ -3,13 +3,15 @@
  * `critical-css <dir>`: the plugin for a folder a site was built into, for any generator
  * without a hook of its own (`"build": "… && critical-css dist"`). Progress and the summary
  * go to stderr, `--json` puts the report on stdout. Exit 0 done (warnings allowed), 1 failed
- * (strict, or a configuration error), 2 bad usage.
+ * (strict, a configuration error, or a folder missing or without a page), 2 bad usage.
+ * Messages name flags, not option paths (`CLI_WORDS`).
  */
 import { parseArgs } from 'node:util'
 import { ConfigurationError, describeError } from '../core/errors.ts'
 import { processResolvedDirectory, stderrLogger } from '../core/directory.ts'
-import { ENV, resolveDirectoryOptions, type DirectoryOptions, type ResolvedDirectoryOptions } from '../core/options.ts'
+import { ENV, PLUGIN_WORDS, resolveDirectoryOptions, type DirectoryOptions, type OptionWords, type ResolvedDirectoryOptions } from '../core/options.ts'
 import type { PreloadStrategy } from '../html/strategies.ts'
+import { didYouMean } from '../shared/did-you-mean.ts'
 
 const HELP = `critical-css — inline the above-the-fold CSS of every HTML page in a built folder
 
@@ -39,7 +41,8 @@ Options:
   -h, --help              this help
 
 Env: ${ENV.baseUrl}, ${ENV.token}, ${ENV.siteUrl}, CHROME_PATH.
-Exit: 0 done (warnings allowed), 1 failed (strict, or a configuration error), 2 bad usage.
+Exit: 0 done (warnings allowed), 1 failed (strict, a configuration error, or a folder
+that is missing or has no .html file), 2 bad usage (a flag or a value it cannot take).
 `
 
 class UsageError extends Error {}
@@ -62,6 +65,70 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
+/**
+ * The flag that sets each option, for messages that name one: null where the command has
+ * none (the service and its token come from env vars, the rest is the plugin's own). Every
+ * option is listed, so a new one has to say how the command names it.
+ */
+const FLAG_OF = {
+  base: '--base',
+  siteUrl: '--site-url',
+  pages: '--pages',
+  viewports: '--viewports',
+  preload: '--preload',
+  nonce: '--nonce',
+  thirdParty: '--third-party',
+  strict: '--strict',
+  report: '--report',
+  concurrency: '--concurrency',
+  timeout: '--timeout',
+  // `--no-cache` cannot be wrong: what the options can refuse of the cache is its folder.
+  cache: '--cache-dir',
+  baseUrl: null,
+  token: null,
+  rateLimit: null,
+  enabled: null,
+} as const satisfies Record<keyof DirectoryOptions, `--${string}` | null>
+
+/** A list flag's item as it was typed: `10x10` for a viewport, a page as itself. */
+function typed(item: unknown): string {
+  if (typeof item === 'object' && item !== null && 'width' in item && 'height' in item) return `${String(item.width)}x${String(item.height)}`
+  return String(item)
+}
+
+/** The options in the command's words: flags, and env vars where it has no flag. */
+const CLI_WORDS: OptionWords = {
+  at(path, options) {
+    const [option, index, ...inside] = path
+    const flag = FLAG_OF[option as keyof DirectoryOptions]
+    // An option no flag sets cannot come from the command line; said as the plugin says it, should it ever.
+    if (!flag) return PLUGIN_WORDS.at(path, options)
+    if (typeof index !== 'number') return flag
+    const list = (options as Record<string, unknown>)[String(option)]
+    const item = Array.isArray(list) ? ` ${typed(list[index])}` : ''
+    return `${flag}${item}${inside.length > 0 ? ` (${inside.join('.')})` : ''}`
+  },
+  name: (option) => (option === 'baseUrl' ? ENV.baseUrl : FLAG_OF[option]),
+  orOption(option) {
+    const flag = FLAG_OF[option]
+    return flag === null ? '' : ` (or ${flag})`
+  },
+  failInstead: `Pass ${FLAG_OF.strict} to exit 1 instead.`,
+  useService: `set ${ENV.baseUrl} and ${ENV.token}`,
+}
+
+/**
+ * What to say of the first flag the command does not know, with the one it likely meant.
+ * Node's own message suggests quoting the flag as a positional, in a form missing a quote.
+ */
+function unknownFlag(args: readonly string[]): string | null {
+  const { tokens } = parseArgs({ args: [...args], options: FLAGS, allowPositionals: true, strict: false, tokens: true })
+  const unknown = tokens.find((token) => token.kind === 'option' && !Object.hasOwn(FLAGS, token.name))
+  if (unknown?.kind !== 'option') return null
+  const meant = didYouMean(unknown.name, Object.keys(FLAGS))
+  return `unknown flag ${unknown.rawName}${meant === null ? '' : `; did you mean --${meant}?`}`
+}
+
 function wholeNumber(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
   if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} takes a whole number, got "${value}"`)
@@ -83,7 +150,8 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
   try {
     parsed = parseArgs({ args: [...args], options: FLAGS, allowPositionals: true })
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownFlag(args) : null
+    throw new UsageError(unknown ?? (error as Error).message)
   }
   const { values, positionals } = parsed
   if (values.help) return 'help'
@@ -116,14 +184,15 @@ async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream
       return 0
     }
     // A flag's value the options refuse is bad usage, said before any work starts.
-    command = { ...parsed, resolved: resolveDirectoryOptions(parsed.options) }
+    command = { ...parsed, resolved: resolveDirectoryOptions(parsed.options, {}, CLI_WORDS) }
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigurationError)) throw error
     io.stderr.write(`critical-css: ${error.message}\nRun critical-css --help for the options.\n`)
     return 2
   }
   try {
-    const { report } = await processResolvedDirectory(command.dir, command.resolved, { logger: stderrLogger })
+    // A folder with no page is a wrong folder here (a build that wrote elsewhere), not a run with nothing to do.
+    const { report } = await processResolvedDirectory(command.dir, command.resolved, { logger: stderrLogger, requirePages: true })
     if (command.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     return 0
   } catch (error) {

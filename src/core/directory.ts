@@ -22,6 +22,16 @@ export interface DirectoryContext extends DirectorySources {
   signal?: AbortSignal
 }
 
+/** What `processResolvedDirectory` takes beyond `processDirectory`'s context. */
+export interface ResolvedDirectoryContext extends Omit<DirectoryContext, keyof DirectorySources> {
+  /**
+   * A folder without a page fails instead of warning. The folder command asks for it: a wrong
+   * output folder in CI must not pass as done. An integration does not: a framework's server
+   * build may prerender no page at all.
+   */
+  requirePages?: boolean
+}
+
 export interface DirectoryResult {
   report: BuildReport
   /** Pages written with critical CSS, relative to the folder (`/` separators). */
@@ -61,14 +71,23 @@ export async function processDirectory(dir: string, options: DirectoryOptions = 
 }
 
 /** `processDirectory` with options resolved already: an integration or the CLI checks them before the site is built. */
-export async function processResolvedDirectory(dir: string, { options: resolved, base }: ResolvedDirectoryOptions, context: Omit<DirectoryContext, keyof DirectorySources> = {}): Promise<DirectoryResult> {
+export async function processResolvedDirectory(dir: string, { options: resolved, base }: ResolvedDirectoryOptions, context: ResolvedDirectoryContext = {}): Promise<DirectoryResult> {
   if (resolved.enabled === false) return { report: { service: null, startedAt: new Date().toISOString(), ms: 0, pages: [] }, written: [] }
   assertRunnable(resolved)
   const folder = resolve(dir)
-  const found = await stat(folder).catch(() => null)
-  if (!found?.isDirectory()) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} is not a directory: give the folder your site was built into.`)
+  // Only a path that is not there "does not exist": a folder we may not read says so itself.
+  const found = await stat(folder).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null
+    throw error
+  })
+  const wrong = found === null ? 'does not exist' : found.isDirectory() ? null : 'is not a directory'
+  if (wrong !== null) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} ${wrong}: give the folder your site was built into.`)
+  const files = await htmlFiles(folder)
+  if (files.length === 0 && context.requirePages) {
+    throw new ConfigurationError(`${PLUGIN_NAME}: there is no .html file below ${folder} (dot folders and node_modules are skipped): give the folder your site was built into.`)
+  }
   const html = new Map<string, Uint8Array>()
-  for (const file of await htmlFiles(folder)) html.set(file, await readFile(join(folder, file)))
+  for (const file of files) html.set(file, await readFile(join(folder, file)))
   const { updated, assets, report } = await createBuildSession(resolved).run({
     html,
     base,

@@ -16,7 +16,7 @@ import {
   UnexpectedStatusError,
 } from '../client/errors.ts'
 import { describeError } from './errors.ts'
-import { ENV } from './options.ts'
+import { ENV, type OptionWords } from './options.ts'
 import { formatMs } from './report.ts'
 
 /** Pages named in one line; the summary table names every page with its outcome. */
@@ -32,6 +32,8 @@ export interface FailureContext {
   siteUrl: URL | null
   /** Time allowed for each page (the `timeout` option). */
   timeoutMs: number
+  /** How the messages name the options the user can change. */
+  words: OptionWords
 }
 
 /** The page a failure is about, as the client's messages name it and as the log names it. */
@@ -91,7 +93,7 @@ function jobFailure(error: JobFailedError, page: FailedPage, context: FailureCon
       key: `gone:${status}:${site}`,
       short: `${status} on the deployed site`,
       say: (count) =>
-        `the deployed site at ${site} answered ${status} for ${pronoun(count)}: remote mode renders the site where it is deployed (\`siteUrl\`, ${ENV.siteUrl}), not this build's output. Deploy ${thePages(count)} first, or use embedded mode.`,
+        `the deployed site at ${site} answered ${status} for ${pronoun(count)}: remote mode renders the site where it is deployed (${context.words.name('siteUrl')}, ${ENV.siteUrl}), not this build's output. Deploy ${thePages(count)} first, or use embedded mode.`,
     }
   }
   return { key: `job:${code}:${reason}`, short: JOB_FAILURES[code] ?? `job failed (${code})`, say: () => `the service's job failed (${code}): ${reason}` }
@@ -119,7 +121,7 @@ export function causeOf(failure: unknown, page: FailedPage, context: FailureCont
   if (failure instanceof JobFailedError) return jobFailure(failure, page, context)
   if (failure instanceof TimeoutError) {
     const reason = after(failure.message, ': ') ?? withoutPage(failure.message, page)
-    return { key: `timeout:${reason}`, short: 'timed out', say: () => `no critical CSS within the \`timeout\` of ${formatMs(context.timeoutMs)} per page: ${reason}` }
+    return { key: `timeout:${reason}`, short: 'timed out', say: () => `no critical CSS within the ${context.words.name('timeout')} of ${formatMs(context.timeoutMs)} per page: ${reason}` }
   }
   const message = withoutPage(describeError(failure), page)
   return { key: `error:${message}`, short: shortOf(failure), say: () => message }

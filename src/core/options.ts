@@ -11,6 +11,7 @@ import { describeBaseUrl } from '../client/errors.ts'
 import { DEFAULT_VIEWPORTS, THIRD_PARTY_POLICIES, TOKEN_PATTERN, VIEWPORT_LIMITS, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
 import { NONCE_PATTERN } from '../html/inline.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
+import { didYouMean } from '../shared/did-you-mean.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 
 /** The env vars the plugin reads; an option of the same name wins. */
@@ -163,6 +164,8 @@ export interface ResolvedOptions {
    * relative page without a site URL in remote mode.
    */
   problems: string[]
+  /** How this run's messages name the options: the words of the surface they were set on. */
+  words: OptionWords
 }
 
 /** Holds `schema` to exactly the shape of `T`: every key, and the same types both ways. */
@@ -224,18 +227,85 @@ void schemaMatchesOptions
 
 type Env = Readonly<Record<string, string | undefined>>
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.length ? issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').slice(1) : ''
-  if (issue.code === 'unrecognized_keys') {
-    const where = path ? `\`${path}\` has` : 'there is'
-    return `${where} an unknown option ${issue.keys.map((key) => `\`${key}\``).join(', ')}`
-  }
-  // The token must not be echoed back, even when it is malformed.
-  return `option \`${path || '(options)'}\`: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`
+/**
+ * How messages name the options, in the words of the surface the user set them on: a config
+ * says `strict: true`, the folder command `--strict`. Every message that points the user at
+ * an option asks these words instead of spelling the option itself, so each entry point
+ * passes its own (the folder command's are beside its flags) and the plugin's are the default.
+ */
+export interface OptionWords {
+  /** Where the checker found a value wrong, from its path in the options as given: option `viewports[0].width`. */
+  at(path: readonly PropertyKey[], options: unknown): string
+  /** An option named in passing: `strict` is on, the `timeout` of 2 s. */
+  name(option: 'strict' | 'timeout' | 'siteUrl' | 'baseUrl'): string
+  /** After an env var, the option that sets the same thing (` (or the \`siteUrl\` option)`), or '' where this surface has none. */
+  orOption(option: 'siteUrl' | 'token'): string
+  /** The sentence that makes a page without critical CSS fail the run instead of warning. */
+  failInstead: string
+  /** How to configure a Critical CSS Generation API instead of the local browser: "set …". */
+  useService: string
 }
 
-function optionsError(error: z.ZodError): ConfigurationError {
-  return new ConfigurationError(`${PLUGIN_NAME}: ${error.issues.map(describeIssue).join('; ')}.`)
+/** `viewports[0].width`: a path in the options as a config writes it. */
+function optionPath(path: readonly PropertyKey[]): string {
+  return path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').slice(1)
+}
+
+/** The plugin's words: the options as a bundler config or `processDirectory` call writes them. */
+export const PLUGIN_WORDS: OptionWords = {
+  at: (path) => `option \`${optionPath(path) || '(options)'}\``,
+  name: (option) => `\`${option}\``,
+  orOption: (option) => ` (or the \`${option}\` option)`,
+  failInstead: 'Set `strict: true` to fail the build instead.',
+  useService: 'set the `baseUrl` and `token` options',
+}
+
+/** Without `.optional()` and `.nullable()`: what the value itself must be. */
+function unwrapped(schema: z.ZodType): z.ZodType {
+  return schema instanceof z.ZodOptional || schema instanceof z.ZodNullable ? unwrapped(schema.unwrap() as z.ZodType) : schema
+}
+
+/** The object schema a value may be: `cache` is `false` or an object, a page a string or an object. */
+function objectIn(schema: z.ZodType): z.ZodObject | null {
+  const value = unwrapped(schema)
+  if (value instanceof z.ZodObject) return value
+  if (value instanceof z.ZodUnion) return (value.options as z.ZodType[]).map(objectIn).find((found) => found !== null) ?? null
+  return null
+}
+
+/** The keys the schema knows where `path` leads: what an unknown key there may have meant. */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let at: z.ZodType | undefined = schema
+  for (const part of path) {
+    if (typeof part === 'number') {
+      const list = unwrapped(at)
+      at = list instanceof z.ZodArray ? (list.element as z.ZodType) : undefined
+    } else {
+      at = objectIn(at)?.shape[String(part)] as z.ZodType | undefined
+    }
+    if (at === undefined) return []
+  }
+  return Object.keys(objectIn(at)?.shape ?? {})
+}
+
+function describeIssue(issue: z.core.$ZodIssue, schema: z.ZodType, options: unknown, words: OptionWords): string {
+  // Only a config holds keys of its own: the folder command's parser refuses a flag it does not know.
+  if (issue.code === 'unrecognized_keys') {
+    const path = optionPath(issue.path)
+    const where = path ? `\`${path}\` has` : 'there is'
+    const known = keysAt(schema, issue.path)
+    const named = issue.keys.map((key) => {
+      const meant = didYouMean(key, known)
+      return `\`${key}\`${meant === null ? '' : ` (did you mean \`${meant}\`?)`}`
+    })
+    return `${where} an unknown option ${named.join(', ')}`
+  }
+  // The token must not be echoed back, even when it is malformed.
+  return `${words.at(issue.path, options)}: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`
+}
+
+function optionsError(error: z.ZodError, schema: z.ZodType, options: unknown, words: OptionWords): ConfigurationError {
+  return new ConfigurationError(`${PLUGIN_NAME}: ${error.issues.map((issue) => describeIssue(issue, schema, options, words)).join('; ')}.`)
 }
 
 /** An env var's value; a malformed one is a problem of the build that runs, not an error here. */
@@ -260,22 +330,23 @@ function directoryUrl(value: string): URL {
   return url
 }
 
-export function relativePageError(url: string): ConfigurationError {
-  return new ConfigurationError(`${PLUGIN_NAME}: ${relativePageProblem(url)}`)
+export function relativePageError(url: string, words: OptionWords = PLUGIN_WORDS): ConfigurationError {
+  return new ConfigurationError(`${PLUGIN_NAME}: ${relativePageProblem(url, words)}`)
 }
 
-function relativePageProblem(url: string): string {
-  return `page "${url}" is relative, and no site URL is set. Set ${ENV.siteUrl} (or the \`siteUrl\` option) to where the site is deployed, or give the page as an absolute URL`
+function relativePageProblem(url: string, words: OptionWords): string {
+  return `page "${url}" is relative, and no site URL is set. Set ${ENV.siteUrl}${words.orOption('siteUrl')} to where the site is deployed, or give the page as an absolute URL`
 }
 
 /**
  * Checks `options` and makes every decision: defaults, env vars (options first), remote or
- * embedded mode. Throws a ConfigurationError naming the option at fault; what depends on
- * env vars or on options together goes into `problems`, thrown when a build runs.
+ * embedded mode. Throws a ConfigurationError naming the option at fault (in `words`: the
+ * folder command names its flags); what depends on env vars or on options together goes
+ * into `problems`, thrown when a build runs.
  */
-export function resolveOptions(options: Options = {}, env: Env = process.env): ResolvedOptions {
+export function resolveOptions(options: Options = {}, env: Env = process.env, words: OptionWords = PLUGIN_WORDS): ResolvedOptions {
   const parsed = optionsSchema.safeParse(options ?? {})
-  if (!parsed.success) throw optionsError(parsed.error)
+  if (!parsed.success) throw optionsError(parsed.error, optionsSchema, options, words)
   const value = parsed.data
   const problems: string[] = []
   const baseUrl = value.baseUrl ?? fromEnv(env, ENV.baseUrl, isHttpUrl, 'must be an absolute http(s) URL', problems)
@@ -285,11 +356,11 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
 
   let service: RemoteService | null = null
   if (baseUrl !== undefined) {
-    if (token === undefined) problems.push(`no API token for ${describeBaseUrl(baseUrl)}. Set ${ENV.token} (or the \`token\` option)`)
+    if (token === undefined) problems.push(`no API token for ${describeBaseUrl(baseUrl)}. Set ${ENV.token}${words.orOption('token')}`)
     else service = { baseUrl, token: new Secret(token) }
     // Embedded mode serves the pages itself; a service has to be told where they are.
     const relative = siteUrl === undefined ? pages?.find((page) => !URL.canParse(page.url)) : undefined
-    if (relative) problems.push(relativePageProblem(relative.url))
+    if (relative) problems.push(relativePageProblem(relative.url, words))
   }
   return {
     pages,
@@ -307,6 +378,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env): R
     rateLimit: value.rateLimit ?? null,
     enabled: value.enabled ?? null,
     problems,
+    words,
   }
 }
 
@@ -363,18 +435,18 @@ function frameworkBase(base: string): string {
  * `resolveOptions` for a folder: the same decisions, and the base path it is served below,
  * with what a framework says filled in where the options and env vars are silent.
  */
-export function resolveDirectoryOptions(options: DirectoryOptions = {}, sources: DirectorySources = {}): ResolvedDirectoryOptions {
+export function resolveDirectoryOptions(options: DirectoryOptions = {}, sources: DirectorySources = {}, words: OptionWords = PLUGIN_WORDS): ResolvedDirectoryOptions {
   const parsed = directoryOptionsSchema.safeParse(options ?? {})
-  if (!parsed.success) throw optionsError(parsed.error)
+  if (!parsed.success) throw optionsError(parsed.error, directoryOptionsSchema, options, words)
   const { base, ...rest } = parsed.data
   const env = sources.env ?? process.env
   const framework = sources.framework
   const site = rest.siteUrl === undefined && !env[ENV.siteUrl] ? framework?.siteUrl : undefined
   if (site !== undefined && !isHttpUrl(site)) {
-    throw new ConfigurationError(`${PLUGIN_NAME}: ${framework!.name}'s site URL "${site}" is not an absolute http(s) URL; fix it there, or set ${ENV.siteUrl} (or the \`siteUrl\` option).`)
+    throw new ConfigurationError(`${PLUGIN_NAME}: ${framework!.name}'s site URL "${site}" is not an absolute http(s) URL; fix it there, or set ${ENV.siteUrl}${words.orOption('siteUrl')}.`)
   }
   return {
-    options: resolveOptions(site === undefined ? rest : { ...rest, siteUrl: site }, env),
+    options: resolveOptions(site === undefined ? rest : { ...rest, siteUrl: site }, env, words),
     base: base ?? (framework?.base === undefined ? '/' : frameworkBase(framework.base)),
   }
 }

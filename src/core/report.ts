@@ -5,7 +5,8 @@
  */
 import { writeFileAtomic } from './files.ts'
 
-export type PageSource = 'service' | 'cache'
+/** Who gave a page its CSS: the configured service (remote mode), the browser the run started (embedded mode), or the cache. */
+export type PageSource = 'service' | 'embedded' | 'cache'
 /** inlined: the page got critical CSS; unchanged: nothing to inline; failed: left byte-identical. */
 export type PageOutcome = 'inlined' | 'unchanged' | 'failed'
 

@@ -21,7 +21,7 @@ import type { ModeRun, Rendered, Renderer } from './modes/mode.ts'
 import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, type Page } from './pages.ts'
-import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport } from './report.ts'
+import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
 export interface RunInput {
   /** Emitted HTML files, relative to the output directory → their content. */
@@ -119,7 +119,10 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   /** Why each failed page failed, said once per cause when every page is done. */
   const causes = new Map<PageWork, Cause>()
   // A configured service renders the deployed site (`ResolvedOptions.service`): a page it cannot find there is not deployed yet.
-  const context: FailureContext = { remote: options.service !== null, siteUrl: options.siteUrl, timeoutMs: options.timeoutMs }
+  const remote = options.service !== null
+  const context: FailureContext = { remote, siteUrl: options.siteUrl, timeoutMs: options.timeoutMs, words: options.words }
+  // Who rendered a page that missed the cache: the user's service, or the browser this run started.
+  const renderedBy: PageSource = remote ? 'service' : 'embedded'
   const strategy = STRATEGIES[options.preload]
   const finish = (page: PageWork, { css, network }: Rendered, source: PageReport['source'], ms: number): void => {
     const { asset } = strategy
@@ -206,9 +209,9 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       if (stopsTheBuild(error)) throw error
       input.signal?.throwIfAborted()
       // What renders could not start (the service's pace unreadable, say): every page is left as it is, with why.
-      for (const page of misses) fail(page, error, 'service', 0)
+      for (const page of misses) fail(page, error, renderedBy, 0)
     }
-    if (renderer !== null) await renderMisses(misses, renderer, { input, timeoutMs: options.timeoutMs, finish, fail, keep, own })
+    if (renderer !== null) await renderMisses(misses, renderer, { input, timeoutMs: options.timeoutMs, source: renderedBy, finish, fail, keep, own })
   }
   // An interrupted run has no report to give and nothing to hand back to be written.
   input.signal?.throwIfAborted()
@@ -227,10 +230,10 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       logger.warn(`critical CSS: could not write the report to ${file}: ${describeError(error)}`)
     })
   }
-  sayFailures(pages, causes, options.strict, logger)
+  sayFailures(pages, causes, options, logger)
   if (otherRelease.length > 0) {
-    const message = otherReleaseMessage(options.siteUrl, otherRelease)
-    if (options.strict) throw new StrictModeError(`${PLUGIN_NAME}: \`strict\` is on, and ${message.replace(/^critical CSS: /, '')}`)
+    const message = otherReleaseMessage(options.siteUrl, otherRelease, options.words)
+    if (options.strict) throw new StrictModeError(`${PLUGIN_NAME}: ${options.words.name('strict')} is on, and ${message.replace(/^critical CSS: /, '')}`)
     logger.warn(message)
   }
   // Said, not warned: a site only the service reaches (behind a VPN) is a setup, not a fault of this build.
@@ -242,16 +245,16 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
  * The failed pages, one line per cause with the pages it failed (a used-up quota is one line
  * for every page, not one per page). With `strict` the build's error says it instead, once.
  */
-function sayFailures(pages: readonly PageWork[], causes: ReadonlyMap<PageWork, Cause>, strict: boolean, logger: BuildLogger): void {
+function sayFailures(pages: readonly PageWork[], causes: ReadonlyMap<PageWork, Cause>, { strict, words }: ResolvedOptions, logger: BuildLogger): void {
   const failed = pages.filter((page) => causes.has(page))
   if (failed.length === 0) return
   const groups = groupFailures(failed.map((page) => ({ name: page.name, cause: causes.get(page)! })))
   const share = `${failed.length} of ${counted(pages.length, 'page')}`
   if (strict) {
     const list = groups.map((group) => `${counted(group.pages.length, 'page')} ${pagesAndCause(group)}`).join('\n  ')
-    throw new StrictModeError(`unplugin-critical-css: ${share} got no critical CSS, and \`strict\` is on:\n  ${list}`)
+    throw new StrictModeError(`unplugin-critical-css: ${share} got no critical CSS, and ${words.name('strict')} is on:\n  ${list}`)
   }
-  const hint = 'Set `strict: true` to fail the build instead.'
+  const hint = words.failInstead
   if (groups.length === 1) {
     logger.warn(`critical CSS: ${share} left unchanged ${pagesAndCause(groups[0]!)} ${hint}`)
     return
@@ -264,6 +267,8 @@ interface Outcomes {
   input: RunInput
   /** Time allowed for each page. */
   timeoutMs: number
+  /** What the report says rendered the pages. */
+  source: PageSource
   finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): void
   fail(page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void
   keep(page: PageWork, rendered: Rendered): Promise<void>
@@ -277,7 +282,7 @@ interface Outcomes {
  * subscription answers every later page the same, without asking again.
  */
 async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Outcomes): Promise<void> {
-  const { input, timeoutMs, finish, fail, keep, own } = outcomes
+  const { input, timeoutMs, source, finish, fail, keep, own } = outcomes
   const stop = new AbortController()
   const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal
   let stopError: Error | null = null
@@ -296,7 +301,7 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
           const { css, network, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
           // Named as the page names them, so the notes still match from the cache in a later build.
           const rendered = { css: await own(page, css), network: localNotes(network, page.url) }
-          finish(page, rendered, 'service', serviceMs ?? performance.now() - begun)
+          finish(page, rendered, source, serviceMs ?? performance.now() - begun)
           await keep(page, rendered)
         } catch (error) {
           // An interrupt ends the run (it throws once every page stopped), not page by page.
@@ -309,7 +314,7 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
             return
           }
           if (error instanceof PaymentRequiredError) accountError ??= error
-          fail(page, error, 'service', performance.now() - begun)
+          fail(page, error, source, performance.now() - begun)
         } finally {
           release()
           progress.done()

@@ -108,7 +108,7 @@ describe('processDirectory, embedded mode', () => {
     await processDirectory(dist, options, { root, logger: quiet(), env: {} })
     const first = await tree(dist)
     const again = await processDirectory(dist, options, { root, logger: quiet(), env: {} })
-    expect(again.report.pages.map((entry) => [entry.source, entry.outcome])).toEqual([['service', 'unchanged']])
+    expect(again.report.pages.map((entry) => [entry.source, entry.outcome])).toEqual([['embedded', 'unchanged']])
     expect(await tree(dist)).toEqual(first)
     // With the default strategy no stylesheet in the head holds up first paint any more: the page is not even rendered.
     const { root: other, dist: otherDist } = await project()
@@ -194,7 +194,8 @@ describe('processDirectory, embedded mode', () => {
 
   it('refuses what is not a folder, and a bad base, before any work', async () => {
     const { root, dist } = await project()
-    await expect(processDirectory(join(root, 'nowhere'), {}, { root, env: {} })).rejects.toThrow(/nowhere is not a directory/)
+    await expect(processDirectory(join(root, 'nowhere'), {}, { root, env: {} })).rejects.toThrow(/nowhere does not exist/)
+    await expect(processDirectory(join(dist, 'robots.txt'), {}, { root, env: {} })).rejects.toThrow(/robots.txt is not a directory/)
     await expect(processDirectory(dist, { base: 'docs' } as never, { root, env: {} })).rejects.toThrow(/option `base`: must be a path/)
   })
 })

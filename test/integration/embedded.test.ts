@@ -101,7 +101,7 @@ describe.each(BUNDLERS)('embedded mode with %s', (bundler) => {
     expect(service).toMatch(/embedded/)
     // Paths, not the build server's address: its port changes every build.
     expect(pages.map((page) => page.url).sort()).toEqual(SITE_PAGES.map(({ path }) => path).sort())
-    expect(pages.every((page) => page.source === 'service' && page.outcome === 'inlined')).toBe(true)
+    expect(pages.every((page) => page.source === 'embedded' && page.outcome === 'inlined')).toBe(true)
   }, 60_000)
 })
 
@@ -136,12 +136,12 @@ describe('embedded mode', () => {
     await writeFile(about, (await readFile(about, 'utf8')).replace('<h1>About</h1>', '<h1>About us</h1>'))
     const pageChanged = await build('vite', { root, plugin: {} })
     const sources = Object.fromEntries((await report(pageChanged)).pages.map((page) => [page.file, page.source]))
-    expect(sources).toEqual({ 'about.html': 'service', 'index.html': 'cache', 'pricing/index.html': 'cache' })
+    expect(sources).toEqual({ 'about.html': 'embedded', 'index.html': 'cache', 'pricing/index.html': 'cache' })
 
     const style = join(root, 'src', 'style.css')
     await writeFile(style, `${await readFile(style, 'utf8')}.hero h1{letter-spacing:.1em}\n`)
     const cssChanged = await build('vite', { root, plugin: {} })
-    expect((await report(cssChanged)).pages.map((page) => page.source)).toEqual(['service', 'service', 'service'])
+    expect((await report(cssChanged)).pages.map((page) => page.source)).toEqual(['embedded', 'embedded', 'embedded'])
     expect(criticalCss(cssChanged, 'index.html')[0]).toContain('letter-spacing:.1em')
   }, 120_000)
 

@@ -22,7 +22,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   core: ['client', 'html', 'contract', 'shared'],
   adapters: ['core', 'html'],
   integrations: ['core'],
-  cli: ['core', 'html'],
+  // The floor too: the command suggests the flag a typo meant with the helper options use (shared/did-you-mean.ts).
+  cli: ['core', 'html', 'shared'],
   // Entry files (src/*.ts) re-export any layer.
   '.': ['adapters', 'integrations', 'core', 'client', 'html', 'contract', 'service', 'engine', 'shared'],
 }

@@ -61,6 +61,17 @@ describe('resolveOptions', () => {
     expect(rejection(options)).toContain(named)
   })
 
+  it('says which option an unknown one likely meant, where it is, and nothing when none is close', () => {
+    expect(rejection({ strcit: true })).toBe('unplugin-critical-css: there is an unknown option `strcit` (did you mean `strict`?).')
+    // A flag's spelling in a config, and keys inside an option.
+    expect(rejection({ 'site-url': 'https://site.example' })).toContain('unknown option `site-url` (did you mean `siteUrl`?)')
+    expect(rejection({ cache: { dri: '.cache' } })).toContain('`cache` has an unknown option `dri` (did you mean `dir`?)')
+    expect(rejection({ viewports: [{ width: 1300, hieght: 900 }] })).toContain('`viewports[0]` has an unknown option `hieght` (did you mean `height`?)')
+    expect(rejection({ frobnicate: 1, preloads: 'body' })).toContain('there is an unknown option `frobnicate`, `preloads` (did you mean `preload`?)')
+    // `base` is an option of a folder only.
+    expect(() => resolveDirectoryOptions({ bsae: '/docs/' } as never, { env: {} })).toThrow('unknown option `bsae` (did you mean `base`?)')
+  })
+
   it('names the env var at fault when a build runs, not when the plugin is created', () => {
     const resolved = resolveOptions({}, { CRITICAL_CSS_BASE_URL: 'not a url', CRITICAL_CSS_API_TOKEN: 'short' })
     expect(() => assertRunnable(resolved)).toThrow(/env CRITICAL_CSS_BASE_URL must be an absolute http\(s\) URL; env CRITICAL_CSS_API_TOKEN/)

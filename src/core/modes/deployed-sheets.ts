@@ -7,6 +7,7 @@
 import { stylesheetHrefs } from '../../html/scan.ts'
 import { buildFileFinder, type BuildOutput } from '../build-server.ts'
 import { describeError } from '../errors.ts'
+import type { OptionWords } from '../options.ts'
 import { keepOwnRules, type OwnSheet } from '../own-css.ts'
 
 /** A deployed page or stylesheet that takes longer is not waited for: the page is inlined as the service found it, and the build says so. */
@@ -88,11 +89,11 @@ export interface OtherRelease {
 }
 
 /** Said once for every such page of the build (and the `strict` error's reason). */
-export function otherReleaseMessage(siteUrl: URL | null, pages: readonly OtherRelease[]): string {
+export function otherReleaseMessage(siteUrl: URL | null, pages: readonly OtherRelease[], words: OptionWords): string {
   const sum = (field: 'dropped' | 'replaced'): number => pages.reduce((total, page) => total + page[field], 0)
   const names = pages.map((page) => page.name)
   const listed = names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', ')
   const site = siteUrl ? `the deployed site at ${siteUrl.href}` : 'the deployed site'
   const one = pages.length === 1
-  return `critical CSS: ${site} serves other stylesheets than this build (${one ? 'page' : `${pages.length} pages`} ${listed}). Remote mode renders the site where it is deployed, so ${one ? 'its' : 'their'} critical CSS keeps only this build's rules: ${sum('dropped')} dropped, ${sum('replaced')} given this build's declarations; deploy first, or use embedded mode (no \`baseUrl\`).`
+  return `critical CSS: ${site} serves other stylesheets than this build (${one ? 'page' : `${pages.length} pages`} ${listed}). Remote mode renders the site where it is deployed, so ${one ? 'its' : 'their'} critical CSS keeps only this build's rules: ${sum('dropped')} dropped, ${sum('replaced')} given this build's declarations; deploy first, or use embedded mode (no ${words.name('baseUrl')}).`
 }

@@ -6,6 +6,7 @@
  */
 import { STOP_SIGNALS, signalExitCode } from '../../shared/signals.ts'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
+import type { OptionWords } from '../options.ts'
 
 export interface EmbeddedService {
   baseUrl: string
@@ -19,6 +20,8 @@ export interface EmbeddedServiceOptions {
   jobTimeoutMs: number
   /** Pages rendered at once. */
   workers: number
+  /** How the failure to start a browser names the way to a service instead. */
+  words: OptionWords
 }
 
 export async function startEmbeddedService(options: EmbeddedServiceOptions): Promise<EmbeddedService> {
@@ -36,7 +39,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   } catch (error) {
     stopSignals()
     throw new ConfigurationError(
-      `${PLUGIN_NAME}: no critical CSS service is configured, so the plugin renders the pages itself in a local Chrome/Chromium, and it cannot start one. ${describeError(error)} Or set the \`baseUrl\` and \`token\` options to use a Critical CSS Generation API instead.`,
+      `${PLUGIN_NAME}: no critical CSS service is configured, so the plugin renders the pages itself in a local Chrome/Chromium, and it cannot start one. ${describeError(error)} Or ${options.words.useService} to use a Critical CSS Generation API instead.`,
     )
   }
   try {

@@ -44,7 +44,7 @@ function embeddedWorkers(): number {
 
 /** The service and browser for this build's options (loaded only when a build renders). */
 function startForBuild(options: ResolvedOptions): Promise<EmbeddedService> {
-  return import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers() }))
+  return import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers(), words: options.words }))
 }
 
 export function embeddedMode(options: ResolvedOptions): Mode {
