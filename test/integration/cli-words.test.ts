@@ -5,17 +5,14 @@
  * missing folder "does not exist"; a folder without a page fails instead of passing as
  * done; and the report says `embedded` for pages the local browser rendered.
  */
-import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { findChromium } from '../../src/engine/browser.ts'
+import { runCli } from '../fixtures/cli.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 
-const CLI = fileURLToPath(new URL('../../src/cli/critical-css.ts', import.meta.url))
-const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url))
 const temps: string[] = []
 
 afterAll(async () => {
@@ -42,18 +39,6 @@ async function tree(dir: string): Promise<Map<string, string>> {
   return files
 }
 
-/** The command as a user runs it, with no service configured (embedded mode). */
-async function cli(cwd: string, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const clean: Record<string, string | undefined> = { ...process.env }
-  for (const name of ['CRITICAL_CSS_BASE_URL', 'CRITICAL_CSS_API_TOKEN', 'CRITICAL_CSS_SITE_URL']) delete clean[name]
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], { cwd, env: { ...clean, ...env } })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  return { code, stdout, stderr }
-}
 
 /** What the plugin's words look like: none of them may reach a command-line user. */
 const PLUGIN_SPELLING = /`strict`|strict: true|`timeout`|viewports\[|option `|`baseUrl`|`token`/
@@ -62,13 +47,13 @@ describe('the critical-css command in its own words', () => {
   it('an unknown flag: exit 2, the flag it likely meant, nothing touched', async () => {
     const { root, dist } = await project()
     const before = await tree(dist)
-    const typo = await cli(root, ['dist', '--strcit'])
+    const typo = await runCli(root, ['dist', '--strcit'])
     expect(typo.code).toBe(2)
     expect(typo.stderr).toBe('critical-css: unknown flag --strcit; did you mean --strict?\nRun critical-css --help for the options.\n')
     // The option's spelling typed as a flag.
-    expect((await cli(root, ['dist', '--siteUrl', 'https://site.example/'])).stderr).toContain('unknown flag --siteUrl; did you mean --site-url?')
+    expect((await runCli(root, ['dist', '--siteUrl', 'https://site.example/'])).stderr).toContain('unknown flag --siteUrl; did you mean --site-url?')
     // Nothing close: no guess.
-    const far = await cli(root, ['dist', '--frobnicate'])
+    const far = await runCli(root, ['dist', '--frobnicate'])
     expect(far.code).toBe(2)
     expect(far.stderr).toContain('critical-css: unknown flag --frobnicate\n')
     expect(far.stderr).not.toContain('did you mean')
@@ -77,16 +62,16 @@ describe('the critical-css command in its own words', () => {
 
   it('a value the options refuse names the flag and what was typed: exit 2', async () => {
     const { root } = await project()
-    const small = await cli(root, ['dist', '--viewports', '1300x900,10x10'])
+    const small = await runCli(root, ['dist', '--viewports', '1300x900,10x10'])
     expect(small.code).toBe(2)
     expect(small.stderr).toContain('--viewports 10x10 (width): too small')
     expect(small.stderr).toContain('--viewports 10x10 (height): too small')
     expect(small.stderr).not.toMatch(PLUGIN_SPELLING)
-    const many = await cli(root, ['dist', '--viewports', '1300x900,412x915,800x600,1024x768,1920x1080'])
+    const many = await runCli(root, ['dist', '--viewports', '1300x900,412x915,800x600,1024x768,1920x1080'])
     expect(many.code).toBe(2)
     expect(many.stderr).toContain('--viewports: too big')
     for (const [flag, value] of [['--timeout', '0'], ['--preload', 'lazy'], ['--site-url', 'site.example'], ['--cache-dir', '']] as const) {
-      const run = await cli(root, ['dist', flag, value])
+      const run = await runCli(root, ['dist', flag, value])
       expect(run.code, flag).toBe(2)
       expect(run.stderr, flag).toContain(`${flag}: `)
       expect(run.stderr, flag).not.toMatch(PLUGIN_SPELLING)
@@ -97,10 +82,10 @@ describe('the critical-css command in its own words', () => {
   // configuration error (exit 1), as a folder with no page is, and as `processDirectory` throws.
   it('a missing folder does not exist, a file is not a directory, and a folder without a page fails: exit 1 each', async () => {
     const { root, dist } = await project()
-    const missing = await cli(root, ['build'])
+    const missing = await runCli(root, ['build'])
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain(`${join(root, 'build')} does not exist: give the folder your site was built into.`)
-    const file = await cli(root, ['dist/style.css'])
+    const file = await runCli(root, ['dist/style.css'])
     expect(file.code).toBe(1)
     expect(file.stderr).toContain(`${join(dist, 'style.css')} is not a directory`)
     // Pages only where the command does not look: dependencies and dot folders.
@@ -109,14 +94,14 @@ describe('the critical-css command in its own words', () => {
     await writeFile(join(empty, '.cache', 'index.html'), page('Hidden', ''))
     await writeFile(join(empty, 'app.js'), 'console.log(1)\n')
     // Said before any browser is needed: none is there to start.
-    const run = await cli(root, ['out'], { CHROME_PATH: '/nonexistent/chrome' })
+    const run = await runCli(root, ['out'], { CHROME_PATH: '/nonexistent/chrome' })
     expect(run.code).toBe(1)
     expect(run.stderr).toContain(`there is no .html file below ${empty}`)
   })
 
   it('no browser: the way to a service is the env vars, not the plugin options', async () => {
     const { root } = await project()
-    const run = await cli(root, ['dist', '--no-cache'], { CHROME_PATH: '/nonexistent/chrome' })
+    const run = await runCli(root, ['dist', '--no-cache'], { CHROME_PATH: '/nonexistent/chrome' })
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('Or set CRITICAL_CSS_BASE_URL and CRITICAL_CSS_API_TOKEN to use a Critical CSS Generation API instead.')
     expect(run.stderr).not.toMatch(PLUGIN_SPELLING)
@@ -127,13 +112,13 @@ describe('the critical-css command in its own words', () => {
       const { root, dist } = await project()
       const before = await tree(dist)
       // 1 ms per page: no page can be rendered in time, whichever side of the request the deadline passes.
-      const warned = await cli(root, ['dist', '--timeout', '1', '--no-cache', '--json'])
+      const warned = await runCli(root, ['dist', '--timeout', '1', '--no-cache', '--json'])
       expect(warned.code, warned.stderr).toBe(0)
       expect(warned.stderr).toMatch(/^warning: critical CSS: 1 of 1 page left unchanged \(\/\): no critical CSS within the --timeout of 1 ms per page: .* Pass --strict to exit 1 instead\.$/m)
       expect(warned.stderr).toMatch(/^ {2}\/ +embedded +- /m)
       expect(warned.stderr).not.toMatch(PLUGIN_SPELLING)
       expect((JSON.parse(warned.stdout) as { pages: { source: string; outcome: string }[] }).pages).toMatchObject([{ source: 'embedded', outcome: 'failed' }])
-      const strict = await cli(root, ['dist', '--timeout', '1', '--no-cache', '--strict'])
+      const strict = await runCli(root, ['dist', '--timeout', '1', '--no-cache', '--strict'])
       expect(strict.code).toBe(1)
       expect(strict.stderr).toContain('1 of 1 page got no critical CSS, and --strict is on:')
       expect(strict.stderr).not.toMatch(PLUGIN_SPELLING)
@@ -143,7 +128,7 @@ describe('the critical-css command in its own words', () => {
     it('a rendered page is `embedded` in the table, on stdout and in the report file; from the cache, `cache`', async () => {
       const { root, dist } = await project()
       const built = await readFile(join(dist, 'index.html'), 'utf8')
-      const run = await cli(root, ['dist', '--json', '--report', 'report.json', '--cache-dir', '.ucc'])
+      const run = await runCli(root, ['dist', '--json', '--report', 'report.json', '--cache-dir', '.ucc'])
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).toMatch(/^ {2}\/ +embedded +[\d.]+ (B|KiB) /m)
       const sources = (text: string): string[] => (JSON.parse(text) as { pages: { source: string }[] }).pages.map((entry) => entry.source)
@@ -151,7 +136,7 @@ describe('the critical-css command in its own words', () => {
       expect(sources(await readFile(join(root, 'report.json'), 'utf8'))).toEqual(['embedded'])
       // The site is built again: the page comes from the cache.
       await writeFile(join(dist, 'index.html'), built)
-      const again = await cli(root, ['dist', '--json', '--cache-dir', '.ucc'], { CHROME_PATH: '/nonexistent/chrome' })
+      const again = await runCli(root, ['dist', '--json', '--cache-dir', '.ucc'], { CHROME_PATH: '/nonexistent/chrome' })
       expect(again.code, again.stderr).toBe(0)
       expect(sources(again.stdout)).toEqual(['cache'])
     }, 60_000)

@@ -4,23 +4,20 @@
  * the fake service (402, strict). Pages get critical CSS and nothing else changes; a
  * second run changes nothing; a failure leaves every file as it was.
  */
-import { spawn } from 'node:child_process'
 import { createServer, type AddressInfo } from 'node:net'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { processDirectory } from '../../src/index.ts'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
 import { LOADER_FILE } from '../../src/html/loader.ts'
 import type { BuildLogger } from '../../src/core/report.ts'
+import { runCli } from '../fixtures/cli.ts'
 import { withoutBrowser } from '../fixtures/browser.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 
-const CLI = fileURLToPath(new URL('../../src/cli/critical-css.ts', import.meta.url))
-const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url))
 const TOKEN = 'tok_directory_0123456789abcdef'
 const QUOTA_ONE = 'tok_directory_quota1_0123456'
 const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
@@ -57,18 +54,6 @@ function quiet(): BuildLogger & { infos: string[]; warnings: string[] } {
   return { infos, warnings, info: (message) => infos.push(message), warn: (message) => warnings.push(message) }
 }
 
-/** The CLI in a child process, spawned asynchronously: a fake service in this process must be able to answer it. */
-async function cli(cwd: string, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const clean: Record<string, string | undefined> = { ...process.env }
-  for (const name of ['CRITICAL_CSS_BASE_URL', 'CRITICAL_CSS_API_TOKEN', 'CRITICAL_CSS_SITE_URL']) delete clean[name]
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], { cwd, env: { ...clean, ...env } })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  return { code, stdout, stderr }
-}
 
 afterAll(async () => {
   await Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true })))
@@ -249,9 +234,9 @@ describe('the critical-css CLI', () => {
   it('prints help, and refuses bad usage with exit 2 before touching anything', async () => {
     const { root, dist } = await project()
     const before = await tree(dist)
-    expect(await cli(root, ['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('--viewports LIST') })
+    expect(await runCli(root, ['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('--viewports LIST') })
     for (const args of [[], ['dist', 'other'], ['dist', '--viewports', '1300by900'], ['dist', '--preload', 'lazy'], ['dist', '--concurrency', 'many'], ['dist', '--frobnicate']]) {
-      const run = await cli(root, args)
+      const run = await runCli(root, args)
       expect(run.code, args.join(' ')).toBe(2)
       expect(run.stderr).toContain('critical-css --help')
     }
@@ -260,7 +245,7 @@ describe('the critical-css CLI', () => {
 
   it('processes a folder: summary on stderr, report on stdout with --json, exit 0; a missing folder exits 1', async () => {
     const { root, dist } = await project()
-    const run = await cli(root, ['dist', '--json', '--viewports', '1300x900', '--no-cache'])
+    const run = await runCli(root, ['dist', '--json', '--viewports', '1300x900', '--no-cache'])
     expect(run.code, run.stderr).toBe(0)
     expect(run.stderr).toMatch(/3 pages · 3 inlined/)
     const report = JSON.parse(run.stdout) as { pages: { file: string; outcome: string }[] }
@@ -270,17 +255,17 @@ describe('the critical-css CLI', () => {
       ['pricing/index.html', 'inlined'],
     ])
     expect(await readFile(join(dist, 'index.html'), 'utf8')).toMatch(CRITICAL)
-    expect((await cli(root, ['missing'])).code).toBe(1)
+    expect((await runCli(root, ['missing'])).code).toBe(1)
   }, 120_000)
 
   it('after the site is built again, the pages come from the cache without a browser and come out the same', async () => {
     const { root, dist } = await project()
     const built = await tree(dist)
-    expect((await cli(root, ['dist', '--cache-dir', '.ucc'])).code).toBe(0)
+    expect((await runCli(root, ['dist', '--cache-dir', '.ucc'])).code).toBe(0)
     const first = await tree(dist)
     // The generator writes the same pages again, without critical CSS.
     for (const [file, text] of built) await writeFile(join(dist, file), text)
-    const again = await cli(root, ['dist', '--cache-dir', '.ucc'], { CHROME_PATH: '/nonexistent/chrome' })
+    const again = await runCli(root, ['dist', '--cache-dir', '.ucc'], { CHROME_PATH: '/nonexistent/chrome' })
     expect(again.code, again.stderr).toBe(0)
     expect(again.stderr).toMatch(/3 pages · 3 inlined · 3 from cache/)
     expect(await tree(dist)).toEqual(first)
@@ -302,7 +287,7 @@ describe('the critical-css CLI', () => {
     it('402: exit 0, the pages it hit as they were, a warning naming 402, the token nowhere', async () => {
       const { root, dist } = await project()
       const before = await tree(dist)
-      const run = await cli(root, [...flags, '--pages', '/,/about.html'], { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: QUOTA_ONE })
+      const run = await runCli(root, [...flags, '--pages', '/,/about.html'], { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: QUOTA_ONE })
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).toMatch(/402 plan_limit_reached/)
       const after = await tree(dist)
@@ -314,7 +299,7 @@ describe('the critical-css CLI', () => {
     it('strict with a page the service fails: exit 1 and every file as it was', async () => {
       const { root, dist } = await project()
       const before = await tree(dist)
-      const run = await cli(root, [...flags, '--strict'], { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: TOKEN })
+      const run = await runCli(root, [...flags, '--strict'], { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: TOKEN })
       expect(run.code, run.stderr).toBe(1)
       expect(run.stderr).toMatch(/1 of 3 pages got no critical CSS/)
       expect(run.stderr + run.stdout).not.toContain(TOKEN)
