@@ -239,7 +239,7 @@ export interface OptionWords {
   /** An option named in passing: `strict` is on, the `timeout` of 2 s. */
   name(option: 'strict' | 'timeout' | 'siteUrl' | 'baseUrl'): string
   /** After an env var, the option that sets the same thing (` (or the \`siteUrl\` option)`), or '' where this surface has none. */
-  orOption(option: 'siteUrl' | 'token'): string
+  orOption(option: 'siteUrl' | 'token' | 'baseUrl'): string
   /** The sentence that makes a page without critical CSS fail the run instead of warning. */
   failInstead: string
   /** How to configure a Critical CSS Generation API instead of the local browser: "set …". */

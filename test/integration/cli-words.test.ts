@@ -5,6 +5,7 @@
  * missing folder "does not exist"; a folder without a page fails instead of passing as
  * done; and the report says `embedded` for pages the local browser rendered.
  */
+import { createServer, type AddressInfo } from 'node:net'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -105,6 +106,21 @@ describe('the critical-css command in its own words', () => {
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('Or set CRITICAL_CSS_BASE_URL and CRITICAL_CSS_API_TOKEN to use a Critical CSS Generation API instead.')
     expect(run.stderr).not.toMatch(PLUGIN_SPELLING)
+  })
+
+  it('a wrong address or a bad token: the way to fix it is the env var, not a plugin option', async () => {
+    const { root, dist } = await project()
+    const before = await tree(dist)
+    // A port nothing listens on: bound, then closed.
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const { port } = closed.address() as AddressInfo
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const run = await runCli(root, ['dist', '--site-url', 'https://site.example/', '--no-cache'], { CRITICAL_CSS_BASE_URL: `http://127.0.0.1:${port}`, CRITICAL_CSS_API_TOKEN: 'ccs_cli_words_0123456789abcdefghijklmnopqrstu' })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('Check that CRITICAL_CSS_BASE_URL is the service')
+    expect(run.stderr).not.toMatch(PLUGIN_SPELLING)
+    expect(await tree(dist)).toEqual(before)
   })
 
   describe.skipIf(!findChromium())('with a browser', () => {

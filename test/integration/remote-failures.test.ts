@@ -116,7 +116,7 @@ describe('a wrong address fails the build at once, with one message', () => {
     const address = await closedPort()
     expectOneMessage(
       await failedBuild(address),
-      new RegExp(`Nothing answers at ${address}: the connection was refused \\(ECONNREFUSED\\)\\. Check that CRITICAL_CSS_BASE_URL \\(the \`baseUrl\` option\\) is the service's address and that the service is running\\.`),
+      new RegExp(`Nothing answers at ${address}: the connection was refused \\(ECONNREFUSED\\)\\. Check that CRITICAL_CSS_BASE_URL \\(or the \`baseUrl\` option\\) is the service's address and that the service is running\\.`),
     )
   })
 

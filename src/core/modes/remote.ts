@@ -14,7 +14,7 @@ import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Usage } from '../../cont
 import { buildFileFinder } from '../build-server.ts'
 import { stylesheetHashes } from '../build-sheets.ts'
 import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
-import { ENV, type RemoteService, type ResolvedOptions } from '../options.ts'
+import { ENV, type OptionWords, type RemoteService, type ResolvedOptions } from '../options.ts'
 import { planPages } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
@@ -40,19 +40,19 @@ function requestsFor(pages: number, inFlight: number): number {
  */
 const REQUESTS_BUDGETED_PER_PAGE = 4
 
-/** Where the settings of the service are, as this mode's messages name them. */
-const BASE_URL_SETTING = `${ENV.baseUrl} (the \`baseUrl\` option)`
-
-/** What to change when the service says no: the env vars and options of the plugin. */
-const remoteAdvice: Advice = (error, step) => {
-  if (error instanceof WrongAddressError) {
-    return `Check that ${BASE_URL_SETTING} is the service's address${error.code === 'ECONNREFUSED' ? ' and that the service is running' : ''}.`
+/** What to change when the service says no: the env vars, and the options or flags of the surface the user set them on. */
+function remoteAdvice(words: OptionWords): Advice {
+  const baseUrl = `${ENV.baseUrl}${words.orOption('baseUrl')}`
+  return (error, step) => {
+    if (error instanceof WrongAddressError) {
+      return `Check that ${baseUrl} is the service's address${error.code === 'ECONNREFUSED' ? ' and that the service is running' : ''}.`
+    }
+    if (error instanceof UnauthorizedError) return `Set ${ENV.token}${words.orOption('token')} to a valid token for this service.`
+    if (error instanceof BadRequestError && step === 'generate') return `Check the page URL (the pages you listed, and ${ENV.siteUrl}${words.orOption('siteUrl')}).`
+    if (error instanceof NotFoundError && step !== 'wait') return `Check that ${baseUrl} points at a Critical CSS Generation API.`
+    if (!reachedService(error)) return `Check ${baseUrl} and that the service is running.`
+    return null
   }
-  if (error instanceof UnauthorizedError) return `Set ${ENV.token} (or the \`token\` option) to a valid token for this service.`
-  if (error instanceof BadRequestError && step === 'generate') return `Check the page URL (the \`pages\` and \`siteUrl\` options, or ${ENV.siteUrl}).`
-  if (error instanceof NotFoundError && step !== 'wait') return `Check that ${BASE_URL_SETTING} points at a Critical CSS Generation API.`
-  if (!reachedService(error)) return `Check ${BASE_URL_SETTING} and that the service is running.`
-  return null
 }
 
 /** Pages in flight: what the pace serves within one page's timeout, or all of them without a limit. */
@@ -70,7 +70,7 @@ async function readPace(client: CriticalCssClient, options: ResolvedOptions, sig
   try {
     return await client.pace({ deadline: Date.now() + options.timeoutMs, ...(signal ? { signal } : {}) })
   } catch (error) {
-    throw advised(error, 'usage', remoteAdvice)
+    throw advised(error, 'usage', remoteAdvice(options.words))
   }
 }
 
@@ -167,7 +167,7 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
           const concurrency = pagesInFlight(known, options, count)
           const held = pacing(known, client.lastUsage, count, concurrency)
           if (held !== null) logger.info(held.line)
-          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: remoteAdvice, pacing: held?.note ?? null })
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: remoteAdvice(options.words), pacing: held?.note ?? null })
         },
       }
     },
