@@ -181,7 +181,7 @@ describe.each(['vite', 'webpack'] as const)('rebuilding the %s playground', (bun
     const name = `rebuild-${bundler}`
     const site = await copySite(name)
     const first = await build(bundler, site, name)
-    expect(first.report.pages.map((page) => page.source)).toEqual(['service', 'service', 'service'])
+    expect(first.report.pages.map((page) => page.source)).toEqual(['embedded', 'embedded', 'embedded'])
     const firstHtml = await Promise.all(PAGES.map((file) => readFile(join(first.dist, file), 'utf8')))
 
     // Not one generate request, and no browser needed: with none on the machine the rebuild still succeeds.
@@ -192,7 +192,7 @@ describe.each(['vite', 'webpack'] as const)('rebuilding the %s playground', (bun
     const css = join(site, 'site.css')
     await writeFile(css, (await readFile(css, 'utf8')).replace('.hero p { font-size: 1.25rem;', '.hero p { font-size: 1.3rem;'))
     const changed = await build(bundler, site, name)
-    expect(changed.report.pages.map((page) => page.source)).toEqual(['service', 'service', 'service'])
+    expect(changed.report.pages.map((page) => page.source)).toEqual(['embedded', 'embedded', 'embedded'])
     for (const file of PAGES) expect(await readFile(join(changed.dist, file), 'utf8')).toMatch(/\.hero p\{[^}]*font-size:1\.3rem/)
   }, 120_000)
 })
