@@ -11,7 +11,8 @@ import type { JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-con
 import { writeFileAtomic } from './files.ts'
 import { DEFAULT_CACHE_DIR, type ResolvedOptions } from './options.ts'
 
-const FORMAT = 1
+/** Bumped when what a key means changes: 2 keys embedded pages by their served path, not their file. Older entries are never hit. */
+const FORMAT = 2
 
 export interface CacheKeyParts {
   /** Service address without credentials. */

@@ -77,7 +77,9 @@ export function embeddedMode(options: ResolvedOptions): Mode {
         },
         async cacheKey(page, html) {
           const contents = [contentHash(renderKeyText(html)), ...(await sheetHashes(html, page.url))]
-          return cacheKey({ service: NAME, url: page.file, viewports: options.viewports, thirdParty: options.thirdParty, contents })
+          // The page by where it is served (path and query, below the base), not by its file: the CSS's url()s follow the base.
+          const url = new URL(page.url)
+          return cacheKey({ service: NAME, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, contents })
         },
         async renderer(count, logger) {
           const started = await start()
