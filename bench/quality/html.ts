@@ -4,7 +4,7 @@
  * stylesheet's text as `critical` does before it hands the CSS to penthouse.
  */
 import { parse, walk } from 'css-tree'
-import { rebaseUrl } from '../../src/engine/sheets.ts'
+import { rebaseUrl } from '../../src/shared/css-plain.ts'
 import { Parser } from 'htmlparser2'
 
 export type StylesheetRef = { kind: 'link'; href: string } | { kind: 'style'; css: string }

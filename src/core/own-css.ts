@@ -7,7 +7,8 @@
  * one they have with the same declarations as this build stays; one whose declarations
  * changed gets this build's; one this build no longer has goes.
  */
-import { fromPlainObject, generate, parse, toPlainObject, type AtrulePlain, type CssNodePlain, type RulePlain, type StyleSheetPlain } from 'css-tree'
+import { parse, toPlainObject, type AtrulePlain, type CssNodePlain, type RulePlain, type StyleSheetPlain } from 'css-tree'
+import { GROUP_RULES, generatePlain, rebaseUrls } from '../shared/css-plain.ts'
 
 /** A stylesheet and the URL its relative `url()`s resolve against. */
 export interface OwnSheet {
@@ -24,34 +25,10 @@ export interface OwnCss {
   replaced: number
 }
 
-/** At-rules whose block holds rules: their prelude is part of a rule's context. */
-const GROUP_RULES = new Set(['media', 'supports', 'layer', 'container', 'scope', 'starting-style', 'document', '-moz-document'])
 const SEPARATOR = '\u0000'
-
-function generatePlain(node: CssNodePlain): string {
-  return generate(fromPlainObject(structuredClone(node) as never))
-}
 
 function parsePlain(text: string, context?: 'rule'): CssNodePlain {
   return toPlainObject(parse(text, { parseCustomProperty: false, onParseError: () => {}, ...(context ? { context } : {}) })) as CssNodePlain
-}
-
-/** A `url()` as it resolves from the page: a path on the page's origin, else the absolute URL. */
-function rebase(value: string, sheetUrl: string, origin: string): string {
-  if (value.startsWith('data:') || value.startsWith('#') || !URL.canParse(value, sheetUrl)) return value
-  const url = new URL(value, sheetUrl)
-  return url.origin === origin ? `${url.pathname}${url.search}${url.hash}` : url.href
-}
-
-function rebaseUrls(node: unknown, sheetUrl: string, origin: string): void {
-  if (Array.isArray(node)) {
-    for (const child of node) rebaseUrls(child, sheetUrl, origin)
-    return
-  }
-  if (typeof node !== 'object' || node === null) return
-  const record = node as Record<string, unknown>
-  if (record.type === 'Url' && typeof record.value === 'string') record.value = rebase(record.value, sheetUrl, origin)
-  for (const value of Object.values(record)) if (typeof value === 'object') rebaseUrls(value, sheetUrl, origin)
 }
 
 function groupContext(context: string, node: AtrulePlain): string {

@@ -6,7 +6,7 @@
  */
 import type { AtrulePlain, CssNodePlain, DeclarationPlain, RulePlain, StyleSheetPlain } from 'css-tree'
 import { reduceSelector, viewportMediaTest } from './selectors.ts'
-import { generatePlain } from './sheets.ts'
+import { GROUP_RULES, generatePlain } from '../shared/css-plain.ts'
 
 /** What the page is asked, once per viewport. */
 export interface Questions {
@@ -28,8 +28,6 @@ export interface Answers {
 
 /** Kept out of critical CSS: they change nothing on the first paint (as penthouse's defaults). */
 const UNPAINTED_PROPERTY = /transition|^cursor$|^pointer-events$|tap-highlight-color$|user-select$/i
-/** Group rules whose children are filtered; empty ones are dropped. */
-const GROUP_RULES = new Set(['media', 'supports', 'layer', 'container', 'scope', 'starting-style', 'document', '-moz-document'])
 /** At-rules that never belong in critical CSS (`@import`s are already replaced by what they load). */
 const DROPPED_RULES = new Set(['import', 'charset', 'page', 'viewport', '-ms-viewport'])
 const VAR_REFERENCE = /var\(\s*(--[^,\s)]+)/g

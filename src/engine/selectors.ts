@@ -4,7 +4,7 @@
  * media queries reduced to what a viewport decides.
  */
 import type { CssNodePlain, SelectorPlain } from 'css-tree'
-import { generatePlain } from './sheets.ts'
+import { generatePlain } from '../shared/css-plain.ts'
 
 /** States a page is not in when it first paints; the element itself is. */
 const DYNAMIC_PSEUDO_CLASSES = new Set([

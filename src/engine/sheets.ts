@@ -4,7 +4,8 @@
  * `<link media>` kept as an `@media` around its sheet, and every `url()` rewritten so it
  * resolves the same once the CSS sits inline in the page.
  */
-import { generate, parse, toPlainObject, type AtrulePlain, type CssNodePlain, type StyleSheetPlain } from 'css-tree'
+import { parse, toPlainObject, type AtrulePlain, type CssNodePlain, type StyleSheetPlain } from 'css-tree'
+import { generatePlain, rebaseUrls } from '../shared/css-plain.ts'
 
 /** One stylesheet as the page applied it, in document order. */
 export interface AppliedSheet {
@@ -20,8 +21,6 @@ export interface AppliedSheet {
 export type ImportedSheet = (url: string) => { text: string; url: string } | undefined
 
 const MAX_IMPORT_DEPTH = 8
-const IMAGE_SET = /^(-webkit-)?image-set$/i
-const RAW_URL = /url\(\s*(['"]?)([^'")\s]+)\1\s*\)/gi
 const ALL_MEDIA = /^\s*(all)?\s*$/i
 
 /** The page's sheets as one; `incomplete` holds the sheets an `@import` of which the browser did not load (their rules are missing). */
@@ -93,57 +92,3 @@ function groupRule(name: string, prelude: string, children: CssNodePlain[]): Atr
   } as AtrulePlain
 }
 
-/**
- * A same-origin URL becomes root-relative (`/img/bg.jpg`: it still works when the site is
- * deployed on another host), another origin's absolute; `data:` and `#fragment` stay.
- */
-export function rebaseUrl(value: string, base: string, pageOrigin: string): string {
-  const trimmed = value.trim()
-  if (trimmed === '' || trimmed.startsWith('#') || /^data:/i.test(trimmed)) return value
-  let resolved: URL
-  try {
-    resolved = new URL(trimmed, base)
-  } catch {
-    return value
-  }
-  if (resolved.origin === pageOrigin) return resolved.pathname + resolved.search + resolved.hash
-  return resolved.href
-}
-
-function rebaseUrls(node: CssNodePlain, base: string, origin: string): void {
-  switch (node.type) {
-    case 'Url':
-      node.value = rebaseUrl(node.value, base, origin)
-      return
-    case 'Function':
-      if (IMAGE_SET.test(node.name)) {
-        for (const child of node.children) if (child.type === 'String') child.value = rebaseUrl(child.value, base, origin)
-      }
-      break
-    case 'Declaration':
-      if (node.value.type === 'Raw') {
-        // A custom property's value starts after the colon's whitespace, which means nothing.
-        node.value.value = node.value.value.trim().replace(RAW_URL, (_whole, quote: string, href: string) => `url(${quote}${rebaseUrl(href, base, origin)}${quote})`)
-        return
-      }
-      break
-  }
-  for (const child of childNodes(node)) rebaseUrls(child, base, origin)
-}
-
-/** The nodes directly below `node`, whatever field holds them. */
-export function childNodes(node: CssNodePlain): CssNodePlain[] {
-  const out: CssNodePlain[] = []
-  const record = node as unknown as Record<string, unknown>
-  for (const key of ['prelude', 'block', 'value', 'children', 'condition'] as const) {
-    const field = record[key]
-    if (Array.isArray(field)) out.push(...(field as CssNodePlain[]))
-    else if (field && typeof field === 'object' && 'type' in field) out.push(field as CssNodePlain)
-  }
-  return out
-}
-
-/** css-tree's generator (compact output), for plain nodes: children in arrays. */
-export function generatePlain(node: CssNodePlain): string {
-  return generate(node as unknown as Parameters<typeof generate>[0])
-}

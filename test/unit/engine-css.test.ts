@@ -6,7 +6,8 @@ import { parse, toPlainObject, type SelectorListPlain, type SelectorPlain } from
 import { describe, expect, it } from 'vitest'
 import { CriticalCss } from '../../src/engine/css.ts'
 import { reduceSelector, viewportMediaTest } from '../../src/engine/selectors.ts'
-import { combineSheets, rebaseUrl } from '../../src/engine/sheets.ts'
+import { combineSheets } from '../../src/engine/sheets.ts'
+import { rebaseUrl } from '../../src/shared/css-plain.ts'
 
 function selector(text: string): SelectorPlain {
   return (toPlainObject(parse(text, { context: 'selectorList' })) as SelectorListPlain).children[0] as SelectorPlain
