@@ -25,5 +25,10 @@ export function stylesheetHashes(find: FileFinder, origin: string): (html: strin
     }
     return hash
   }
-  return (html, pageUrl) => Promise.all(stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, pageUrl) ? [hashOf(new URL(href, pageUrl))] : [])))
+  return (html, pageUrl) => Promise.all(linkedSheets(html, pageUrl).map(hashOf))
+}
+
+/** The stylesheets a page's head links, resolved from the page, in document order (an href that is no URL is left out). */
+export function linkedSheets(html: string, pageUrl: string): URL[] {
+  return stylesheetHrefs(html).flatMap((href) => (URL.canParse(href, pageUrl) ? [new URL(href, pageUrl)] : []))
 }

@@ -4,8 +4,8 @@
  * origin are fetched and held against the ones the same page links in this build; when they
  * differ, only this build's rules are kept (own-css.ts). Each URL is fetched once per build.
  */
-import { stylesheetHrefs } from '../../html/scan.ts'
 import { buildFileFinder, type BuildOutput } from '../build-server.ts'
+import { linkedSheets } from '../build-sheets.ts'
 import { describeError } from '../errors.ts'
 import type { OptionWords } from '../options.ts'
 import { keepOwnRules, type OwnSheet } from '../own-css.ts'
@@ -30,12 +30,8 @@ export type CheckAgainstBuild = (pageUrl: string, html: string, css: string) => 
 
 /** The stylesheet URLs a page links on its own origin, in document order. */
 function ownSheetUrls(html: string, pageUrl: string): URL[] {
-  const origin = new URL(pageUrl).origin
-  return stylesheetHrefs(html).flatMap((href) => {
-    if (!URL.canParse(href, pageUrl)) return []
-    const url = new URL(href, pageUrl)
-    return url.origin === origin ? [url] : []
-  })
+  const { origin } = new URL(pageUrl)
+  return linkedSheets(html, pageUrl).filter((url) => url.origin === origin)
 }
 
 export function deployedSheetsCheck(output: BuildOutput, base: string): CheckAgainstBuild {
