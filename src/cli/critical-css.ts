@@ -23,8 +23,10 @@ configured the pages are rendered in the local Chrome/Chromium; with ${ENV.baseU
 ${ENV.token} set they go to that Critical CSS Generation API.
 
 Options:
-  --base PATH             path the folder is served below, like /docs/ (default /)
-  --site-url URL          where the site is deployed (remote mode; env ${ENV.siteUrl})
+  --base PATH             path the folder is served below, like /docs/ (default: the
+                          --site-url's path, else where the pages link their
+                          stylesheets, said in a warning; else /)
+  --site-url URL          where the site is deployed (env ${ENV.siteUrl})
   --pages LIST            comma-separated page URLs, absolute or relative to --site-url
   --viewports LIST        viewports to cover, like 1300x900,412x915 (the default)
   --preload STRATEGY      loader (default), body, media, swap or none
@@ -109,6 +111,7 @@ const CLI_WORDS: OptionWords = {
     return `${flag}${item}${inside.length > 0 ? ` (${inside.join('.')})` : ''}`
   },
   name: (option) => (option === 'baseUrl' ? ENV.baseUrl : FLAG_OF[option]),
+  set: (option, value) => `\`${FLAG_OF[option]} ${value}\``,
   orOption(option) {
     const flag = FLAG_OF[option]
     return flag === null ? '' : ` (or ${flag})`

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { resolve, sep } from 'node:path'
 import { isHtmlFile, pageFiles, pagesPrefix, pathBelow } from './pages.ts'
+import { servedFromBuild } from './site-origin.ts'
 
 /** The build's output as the adapter sees it. */
 export interface BuildOutput {
@@ -110,10 +111,20 @@ function createFileFinder(output: BuildOutput, prefix: string): FileFinder {
   }
 }
 
-/** Serves `output` below `base` (a path base; a relative or absolute-URL base serves from `/`). */
-export async function serveBuild(output: BuildOutput, base: string): Promise<BuildServer> {
+/**
+ * Serves `output` below `base` (a path base; a relative or absolute-URL base serves from `/`).
+ * `site`: where the site is deployed; the pages and stylesheets name this server where they name its origin.
+ */
+export async function serveBuild(output: BuildOutput, base: string, site: URL | null = null): Promise<BuildServer> {
   const prefix = pagesPrefix(base, null)
   const find = createFileFinder(output, prefix)
+  let local: URL | null = null
+  const served = (file: string, body: string | Uint8Array): Uint8Array => {
+    if (site === null || local === null || !/^text\/(?:html|css);/.test(contentTypeOf(file))) return typeof body === 'string' ? Buffer.from(body) : body
+    if (typeof body === 'string') return Buffer.from(servedFromBuild(body, site, local))
+    // Byte for byte whatever the page's encoding: an origin is ASCII, and latin1 maps every byte to one character and back.
+    return Buffer.from(servedFromBuild(Buffer.from(body).toString('latin1'), site, local), 'latin1')
+  }
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end()
@@ -124,7 +135,7 @@ export async function serveBuild(output: BuildOutput, base: string): Promise<Bui
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not in this build')
       return
     }
-    const body = typeof found.body === 'string' ? Buffer.from(found.body) : found.body
+    const body = served(found.file, found.body)
     res.writeHead(200, { 'content-type': contentTypeOf(found.file), 'content-length': body.byteLength, 'cache-control': BUILD_CACHE_CONTROL })
     res.end(req.method === 'HEAD' ? undefined : body)
   }
@@ -139,8 +150,9 @@ export async function serveBuild(output: BuildOutput, base: string): Promise<Bui
     server.listen(0, '127.0.0.1', () => done())
   })
   const { port } = server.address() as AddressInfo
+  local = new URL(prefix, `http://127.0.0.1:${port}`)
   return {
-    siteUrl: new URL(prefix, `http://127.0.0.1:${port}`),
+    siteUrl: local,
     find,
     close: () =>
       new Promise<void>((done) => {

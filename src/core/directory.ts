@@ -2,16 +2,20 @@
  * A built folder as the build output: what static-site generators leave behind once the
  * bundler is done (Astro, VitePress, SvelteKit, Eleventy, Docusaurus, Hugo…). Every `.html`
  * below the folder is a page (or the `pages` option), with the plugin's options, cache,
- * report, failure policy and embedded default; the pages are written back all at once.
+ * report, failure policy and embedded default; the pages are written back all at once. A
+ * folder is served below the base the options, the framework or the site URL say, else
+ * below the one its pages' links say (base-check.ts), else below `/`.
  */
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
-import { directoryOutput } from './build-server.ts'
+import { inferBase, sitePages } from './base-check.ts'
+import { siteAddress } from './site-address.ts'
+import { directoryOutput, type BuildOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 import { writeFilesAtomic } from './files.ts'
-import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions, type DirectorySources, type ResolvedDirectoryOptions } from './options.ts'
+import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions, type DirectorySources, type ResolvedDirectoryOptions, type ResolvedOptions } from './options.ts'
 import { isHtmlFile } from './pages.ts'
-import type { BuildLogger, BuildReport } from './report.ts'
+import { counted, type BuildLogger, type BuildReport } from './report.ts'
 import { createBuildSession } from './session.ts'
 
 export interface DirectoryContext extends DirectorySources {
@@ -61,6 +65,46 @@ export const stderrLogger: BuildLogger = {
 }
 
 /**
+ * The base a folder is served below when nothing said it: the one below which the pages'
+ * links find every stylesheet, when the default `/` lacks some and exactly one base serves
+ * them all (a site built for `https://user.github.io/fieldnotes/`). Checked against the files,
+ * that is a finding, not a guess: used with a warning, or with `strict` (no silent decisions)
+ * named in a ConfigurationError before anything runs. Otherwise the default stands, and the
+ * pages that lack their sheets fail one by one (run.ts).
+ */
+async function linkedBase(html: ReadonlyMap<string, Uint8Array>, base: string, output: BuildOutput, options: ResolvedOptions, logger: BuildLogger): Promise<string> {
+  const { bases, affected, linking } = await inferBase(sitePages(html), base, output)
+  if (bases.length !== 1) return base
+  const [found] = bases as [string]
+  const { words } = options
+  const where = `the pages link their stylesheets below ${found} (${affected} of ${counted(linking, 'page')})`
+  if (options.strict) throw new ConfigurationError(`${PLUGIN_NAME}: ${where}, and this folder is the site served there: pass ${words.set('base', found)}. With ${words.name('strict')} on, the base is not inferred.`)
+  logger.warn(`critical CSS: ${where}; processed as ${words.set('base', found)}; pass it to say so.`)
+  return found
+}
+
+/**
+ * Where the site is deployed when nothing said it and its theme links its stylesheets by
+ * absolute URL (Hugo's `absURL`): as the pages say it (site-address.ts), so embedded mode
+ * serves those URLs from the folder. Said in one line, since it changes what is rendered;
+ * pages that disagree are left alone, with the flag that settles it.
+ */
+function linkedSite(html: ReadonlyMap<string, Uint8Array>, options: ResolvedOptions, logger: BuildLogger): URL | null {
+  if (options.siteUrl !== null || options.service !== null) return null
+  const found = siteAddress(sitePages(html))
+  const { words } = options
+  if (found.kind === 'unsure') {
+    logger.info(`critical CSS: the pages link stylesheets by absolute URL, but ${found.reason}, so those URLs are not served from this folder; pass ${words.set('siteUrl', 'URL')} to serve them.`)
+    return null
+  }
+  if (found.kind === 'none') return null
+  logger.info(
+    `critical CSS: the pages say they are deployed at ${found.siteUrl.href} (${found.pages} of ${counted(found.of, 'page')}, by rel=canonical or og:url) and link stylesheets there, so its URLs are served from this folder; pass ${words.set('siteUrl', found.siteUrl.href)} to say so.`,
+  )
+  return found.siteUrl
+}
+
+/**
  * Gives every page in `dir` its critical CSS. Nothing is written unless the run finishes:
  * a configuration error, a strict failure or an interrupt (`signal`) leaves every file as it
  * was; the new pages are all written to temp files first, then renamed one by one. A second run over its own output
@@ -71,7 +115,7 @@ export async function processDirectory(dir: string, options: DirectoryOptions = 
 }
 
 /** `processDirectory` with options resolved already: an integration or the CLI checks them before the site is built. */
-export async function processResolvedDirectory(dir: string, { options: resolved, base }: ResolvedDirectoryOptions, context: ResolvedDirectoryContext = {}): Promise<DirectoryResult> {
+export async function processResolvedDirectory(dir: string, { options: resolved, base: given, baseSaid }: ResolvedDirectoryOptions, context: ResolvedDirectoryContext = {}): Promise<DirectoryResult> {
   if (resolved.enabled === false) return { report: { service: null, startedAt: new Date().toISOString(), ms: 0, pages: [] }, written: [] }
   assertRunnable(resolved)
   const folder = resolve(dir)
@@ -88,12 +132,19 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   }
   const html = new Map<string, Uint8Array>()
   for (const file of files) html.set(file, await readFile(join(folder, file)))
-  const { updated, assets, report } = await createBuildSession(resolved).run({
+  const logger = context.logger ?? stderrLogger
+  const output = { read: directoryOutput(folder) }
+  const site = linkedSite(html, resolved, logger)
+  const options = site === null ? resolved : { ...resolved, siteUrl: site }
+  // A site deployed below a path is served below it, as a site URL given with a path is.
+  const sitePath = site !== null && site.pathname !== '/' && !baseSaid ? site.pathname : null
+  const base = sitePath ?? (baseSaid ? given : await linkedBase(html, given, output, options, logger))
+  const { updated, assets, report } = await createBuildSession(options).run({
     html,
     base,
     root: resolve(context.root ?? process.cwd()),
-    logger: context.logger ?? stderrLogger,
-    output: { read: directoryOutput(folder) },
+    logger,
+    output,
     noPagesMessage: `critical CSS: there is no .html file below ${folder}, so no page got critical CSS.`,
     ...(context.signal ? { signal: context.signal } : {}),
   })

@@ -15,6 +15,7 @@ import {
   TimeoutError,
   UnexpectedStatusError,
 } from '../client/errors.ts'
+import { MissingStylesheetsError } from './base-check.ts'
 import { describeError } from './errors.ts'
 import { ENV, type OptionWords } from './options.ts'
 import { formatMs } from './report.ts'
@@ -119,6 +120,11 @@ export function causeOf(failure: unknown, page: FailedPage, context: FailureCont
     return { key: `402:${failure.message}`, short, say: () => failure.message }
   }
   if (failure instanceof JobFailedError) return jobFailure(failure, page, context)
+  if (failure instanceof MissingStylesheetsError) {
+    // A wrong base fails every page alike: one line for the base that fixes them, else one per set of missing sheets.
+    const key = failure.bases.length > 0 ? failure.bases.join(' ') : failure.paths.join(' ')
+    return { key: `missing-sheets:${key}`, short: 'stylesheets not in the build (404)', say: () => failure.message }
+  }
   if (failure instanceof TimeoutError) {
     const reason = after(failure.message, ': ') ?? withoutPage(failure.message, page)
     return { key: `timeout:${reason}`, short: 'timed out', say: () => `no critical CSS within the ${context.words.name('timeout')} of ${formatMs(context.timeoutMs)} per page: ${reason}` }

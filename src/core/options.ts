@@ -237,7 +237,9 @@ export interface OptionWords {
   /** Where the checker found a value wrong, from its path in the options as given: option `viewports[0].width`. */
   at(path: readonly PropertyKey[], options: unknown): string
   /** An option named in passing: `strict` is on, the `timeout` of 2 s. */
-  name(option: 'strict' | 'timeout' | 'siteUrl' | 'baseUrl'): string
+  name(option: 'strict' | 'timeout' | 'siteUrl' | 'baseUrl' | 'base'): string
+  /** An option with the value to give it, as the user would write it: `base: '/docs/'`, `--base /docs/`. */
+  set(option: 'base' | 'siteUrl', value: string): string
   /** After an env var, the option that sets the same thing (` (or the \`siteUrl\` option)`), or '' where this surface has none. */
   orOption(option: 'siteUrl' | 'token' | 'baseUrl'): string
   /** The sentence that makes a page without critical CSS fail the run instead of warning. */
@@ -255,6 +257,7 @@ function optionPath(path: readonly PropertyKey[]): string {
 export const PLUGIN_WORDS: OptionWords = {
   at: (path) => `option \`${optionPath(path) || '(options)'}\``,
   name: (option) => `\`${option}\``,
+  set: (option, value) => `\`${option}: '${value}'\``,
   orOption: (option) => ` (or the \`${option}\` option)`,
   failInstead: 'Set `strict: true` to fail the build instead.',
   useService: 'set the `baseUrl` and `token` options',
@@ -424,6 +427,12 @@ export interface DirectorySources {
 export interface ResolvedDirectoryOptions {
   options: ResolvedOptions
   base: string
+  /**
+   * Whether something said the base: the `base` option, the framework's config, or the path
+   * of the site URL. A base nothing said is `/`, and the pages' own links may tell another
+   * (`inferBase`, base-check.ts).
+   */
+  baseSaid: boolean
 }
 
 /** A framework's base path as a path prefix: `docs`, `/docs` and `/docs/` are all `/docs/`; `` is `/`. */
@@ -433,7 +442,8 @@ function frameworkBase(base: string): string {
 
 /**
  * `resolveOptions` for a folder: the same decisions, and the base path it is served below,
- * with what a framework says filled in where the options and env vars are silent.
+ * with what a framework says filled in where the options and env vars are silent, then the
+ * site URL's path.
  */
 export function resolveDirectoryOptions(options: DirectoryOptions = {}, sources: DirectorySources = {}, words: OptionWords = PLUGIN_WORDS): ResolvedDirectoryOptions {
   const parsed = directoryOptionsSchema.safeParse(options ?? {})
@@ -445,10 +455,11 @@ export function resolveDirectoryOptions(options: DirectoryOptions = {}, sources:
   if (site !== undefined && !isHttpUrl(site)) {
     throw new ConfigurationError(`${PLUGIN_NAME}: ${framework!.name}'s site URL "${site}" is not an absolute http(s) URL; fix it there, or set ${ENV.siteUrl}${words.orOption('siteUrl')}.`)
   }
-  return {
-    options: resolveOptions(site === undefined ? rest : { ...rest, siteUrl: site }, env, words),
-    base: base ?? (framework?.base === undefined ? '/' : frameworkBase(framework.base)),
-  }
+  const resolved = resolveOptions(site === undefined ? rest : { ...rest, siteUrl: site }, env, words)
+  // A site deployed at `https://host/app/` is served below `/app/`: its pages are planned there, and its links point there.
+  const sitePath = resolved.siteUrl !== null && resolved.siteUrl.pathname !== '/' ? resolved.siteUrl.pathname : undefined
+  const said = base ?? (framework?.base === undefined ? sitePath : frameworkBase(framework.base))
+  return { options: resolved, base: said ?? '/', baseSaid: said !== undefined }
 }
 
 /** Throws what `resolveOptions` found wrong, if anything: one message, every problem. */

@@ -51,7 +51,12 @@ export function basePath(base: string): string | null {
  */
 export function assetUrl(base: string, page: string, file: string): string {
   const prefix = basePath(base) ?? (/^(?:[a-z][a-z\d+.-]*:)?\/\//i.test(base) ? (base.endsWith('/') ? base : `${base}/`) : null)
-  return prefix !== null ? `${prefix}${file}` : posix.relative(posix.dirname(page), file)
+  return prefix !== null ? `${prefix}${file}` : relativeAsset(page, file)
+}
+
+/** How `page` names `file` from where it stands (both relative to the output directory): what works at any base and from `file://`. */
+export function relativeAsset(page: string, file: string): string {
+  return posix.relative(posix.dirname(page), file)
 }
 
 /** Where pages live: below a path base, else below the site URL's own path (a site deployed at `https://host/app/`). */

@@ -9,8 +9,9 @@ import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../client/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
-import { renderBlockingStylesheets } from '../html/links.ts'
+import { linksRelatively, renderBlockingStylesheets } from '../html/links.ts'
 import { STRATEGIES } from '../html/strategies.ts'
+import { MissingStylesheetsError, notInBuild } from './base-check.ts'
 import type { BuildOutput } from './build-server.ts'
 import { createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
@@ -20,7 +21,8 @@ import { otherReleaseMessage, type OtherRelease } from './modes/deployed-sheets.
 import type { ModeRun, Rendered, Renderer } from './modes/mode.ts'
 import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
-import { assetUrl, isHtmlFile, type Page } from './pages.ts'
+import { assetUrl, isHtmlFile, relativeAsset, type Page } from './pages.ts'
+import { relativeCss } from './portable-css.ts'
 import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
 export interface RunInput {
@@ -126,9 +128,11 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   const strategy = STRATEGIES[options.preload]
   const finish = (page: PageWork, { css, network }: Rendered, source: PageReport['source'], ms: number): void => {
     const { asset } = strategy
-    const result = inlineCriticalCss(page.html!, css, {
+    // What the page gets resolves the way its own links do: a relatively linked site works at any base and from disk.
+    const relative = linksRelatively(page.html!)
+    const result = inlineCriticalCss(page.html!, relative ? relativeCss(css, page.url, mode.prefix) : css, {
       preload: options.preload,
-      ...(asset ? { loaderSrc: assetUrl(input.base, page.file, asset.file) } : {}),
+      ...(asset ? { loaderSrc: relative ? relativeAsset(page.file, asset.file) : assetUrl(input.base, page.file, asset.file) } : {}),
       ...(options.nonce ? { nonce: options.nonce } : {}),
       // A stylesheet the render did not get is not in the CSS: first paint still needs its link.
       keepBlocking: unreadSheet(network, page.url),
@@ -187,10 +191,17 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   }
 
   const misses: PageWork[] = []
+  /** Pages rendered without some of their own stylesheets, which the build lacks: said once per set of sheets. */
+  const partlyMissing: { name: string; paths: string[] }[] = []
   await Promise.all(
     pages.map(async (page) => {
       const begun = performance.now()
       if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
+      // A page that lacks every sheet of its own would render unstyled and "have no critical CSS": a wrong base, said as such.
+      const missing = mode.missingSheets ? await mode.missingSheets(page, page.html) : null
+      if (missing?.all) return fail(page, new MissingStylesheetsError(missing.paths, missing.bases, options.words), null, performance.now() - begun)
+      // Some: the page renders with the rest, and the render notes the others unread, so their links stay blocking.
+      if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
       page.key = cache ? await mode.cacheKey(page, page.html) : null
       const hit = page.key !== null ? await cache!.get(page.key) : null
       if (hit) return finish(page, hit, 'cache', performance.now() - begun)
@@ -230,6 +241,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       logger.warn(`critical CSS: could not write the report to ${file}: ${describeError(error)}`)
     })
   }
+  sayPartlyMissing(partlyMissing, logger)
   sayFailures(pages, causes, options, logger)
   if (otherRelease.length > 0) {
     const message = otherReleaseMessage(options.siteUrl, otherRelease, options.words)
@@ -239,6 +251,17 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   // Said, not warned: a site only the service reaches (behind a VPN) is a setup, not a fault of this build.
   if (unchecked.length > 0) logger.info(`critical CSS: could not compare ${counted(unchecked.length, 'page')} with the deployed site (${unchecked[0]!.reason}), so ${unchecked.length === 1 ? 'its' : 'their'} critical CSS is inlined as the service found it, which may be the deployed release's.`)
   return { updated, assets, report }
+}
+
+/** Stylesheets some pages link that the build lacks, one line per set of them: the deployed pages 404 them too. */
+function sayPartlyMissing(pages: readonly { name: string; paths: string[] }[], logger: BuildLogger): void {
+  const groups = groupFailures(
+    pages.map(({ name, paths }) => ({
+      name,
+      cause: { key: paths.join(' '), short: '', say: () => `${notInBuild(paths)}; the critical CSS is made without ${paths.length === 1 ? 'it, and its link stays' : 'them, and their links stay'} blocking` },
+    })),
+  )
+  for (const group of groups) logger.warn(`critical CSS: ${counted(group.pages.length, 'page')} ${pagesAndCause(group)}`)
 }
 
 /**

@@ -14,7 +14,7 @@ export class PageNetwork {
   readonly inFlight = new Map<Request, { sent: number; authority: string | null }>()
   /** The main frame's stylesheet responses by every URL of their redirect chain: another frame's sheets style no part of the page read. */
   readonly responses = new Map<string, Response>()
-  /** Stylesheets whose request failed (a cut host, a refused or unreachable one, a reset), by every URL of their chain. */
+  /** Stylesheets whose request failed (a cut host, a refused or unreachable one, a reset) or got an error answer (404), by every URL of their chain. */
   readonly failedSheets = new Set<string>()
   /** The `host:port`s the main frame's navigations went to, in order: a refusal of one of them is the page's. */
   readonly navigations: string[] = []
@@ -42,7 +42,12 @@ export class PageNetwork {
     })
     page.on('response', (response) => {
       const request = response.request()
-      if (request.resourceType() === 'stylesheet' && response.ok() && frameOf(request) === page.mainFrame()) for (const hop of chainOf(request)) this.responses.set(hop, response)
+      if (request.resourceType() === 'stylesheet' && frameOf(request) === page.mainFrame()) {
+        // An error answer (a 404 of a wrong base) is unread as a failed request is. Chromium aborts such a load today
+        // (requestfailed follows), but the answer is what says so, not the browser's way of dropping it.
+        if (response.ok()) for (const hop of chainOf(request)) this.responses.set(hop, response)
+        else if (response.status() >= 400) for (const hop of chainOf(request)) this.failedSheets.add(hop)
+      }
       if (!request.isNavigationRequest() || response.frame() !== page.mainFrame() || (response.status() >= 300 && response.status() < 400)) return
       this.failure = response.ok() ? null : `a page that answered HTTP ${response.status()}`
     })

@@ -1,8 +1,10 @@
 /**
  * What the parser puts in the head: the stylesheets that take part in the cascade there,
- * and critical-CSS blocks an earlier run left, which a new run replaces.
+ * critical-CSS blocks an earlier run left, which a new run replaces, the `<base>` the
+ * page's links resolve against, and where the page says it is deployed.
  */
 import { attribute, CRITICAL_STYLE_ATTRIBUTE, type HtmlOutline, type SourceTag } from './outline.ts'
+import { asciiLowercase, asciiTrim } from './syntax.ts'
 
 export class HeadContent {
   /** A critical-CSS `<style>` whose `</style>` is still to come. */
@@ -21,6 +23,12 @@ export class HeadContent {
     if (tag.name === 'link') {
       outline.headLinks.push(tag)
       if (afterHead) outline.linksAfterHead.add(tag)
+    } else if (tag.name === 'base') {
+      // The first with an href is the document's base URL; a later one changes nothing.
+      const href = attribute(tag, 'href')
+      if (href !== undefined && outline.baseHref === null) outline.baseHref = href.value
+    } else if (tag.name === 'meta') {
+      if (outline.openGraphUrl === null && asciiLowercase(asciiTrim(attribute(tag, 'property')?.value ?? '')) === 'og:url') outline.openGraphUrl = attribute(tag, 'content')?.value ?? null
     } else if (tag.name === 'style') {
       if (!attribute(tag, CRITICAL_STYLE_ATTRIBUTE)) outline.headStyles.push(tag)
       // Written `<style data-critical-css/>`, its raw text was skipped to its end already.

@@ -2,6 +2,7 @@
  * Which of a page's stylesheet links take part in the cascade and which hold up first
  * paint: what every strategy asks before it touches a link.
  */
+import { loadsStyles } from './outline.ts'
 import { attribute, scanHtml, type SourceTag } from './scan.ts'
 import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 
@@ -35,4 +36,30 @@ export function blocksRender(tag: SourceTag): boolean {
 /** The `href`s of the head's stylesheets that hold up first paint: none once a page's are deferred. */
 export function renderBlockingStylesheets(html: string): string[] {
   return scanHtml(html, { stopAtBody: () => true }).headLinks.filter(blocksRender).map((link) => asciiTrim(attribute(link, 'href')?.value ?? ''))
+}
+
+/** An href with a scheme (`https:`, `data:`) or a host (`//cdn…`): it names the same file wherever the page is. */
+const ABSOLUTE_URL = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i
+
+/**
+ * Whether a page finds its own stylesheets relative to where it is (`css/base.css`,
+ * `../../assets/x.css`, as MkDocs, TypeDoc and Vite's `base: './'` write them): such a site
+ * works at any base path and from `file://`, so what the plugin adds must resolve the same
+ * way. Other hosts' sheets (a font CDN) say nothing about it; one root-relative sheet, or a
+ * `<base href>`, and the page is read as root-relative. The preloads a run leaves count as
+ * the links they were, so a run over its own output decides the same.
+ */
+export function linksRelatively(html: string): boolean {
+  const outline = scanHtml(html, { stopAtBody: () => true })
+  if (outline.baseHref !== null) return false
+  const own = outline.headLinks
+    .filter((link) => loadsStyles(link) || preloadsStyle(link))
+    .map((link) => asciiTrim(attribute(link, 'href')?.value ?? ''))
+    .filter((href) => href !== '' && !ABSOLUTE_URL.test(href))
+  return own.length > 0 && own.every((href) => !href.startsWith('/') && !href.startsWith('\\'))
+}
+
+/** `<link rel=preload as=style>`: what the `body` strategy leaves where a stylesheet was. */
+function preloadsStyle(tag: SourceTag): boolean {
+  return asciiTokens(attributeValue(tag, 'rel') ?? '').includes('preload') && attributeValue(tag, 'as') === 'style'
 }

@@ -40,6 +40,10 @@ export interface HtmlOutline {
   linksAfterHead: Set<SourceTag>
   /** The head's own `<style>` elements (not critical-CSS blocks): they take part in the cascade. */
   headStyles: SourceTag[]
+  /** The head's first `<base>` with an `href`: the page's links resolve against it, not against the page's address. */
+  baseHref: string | null
+  /** The head's Open Graph address (`<meta property="og:url" content>`): where the page says it is deployed, beside `rel=canonical` links. */
+  openGraphUrl: string | null
   /** Earlier `<style data-critical-css>` elements in the head, with the end of their `</style>`. */
   criticalStyles: { tag: SourceTag; end: number }[]
   /**

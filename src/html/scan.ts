@@ -8,7 +8,7 @@
  */
 import { Cursor } from './cursor.ts'
 import { attribute, loadsStyles, type HtmlOutline, type ScanOptions } from './outline.ts'
-import { asciiTrim } from './syntax.ts'
+import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 import { TokenReader } from './tokens.ts'
 import { TreeBuilder } from './tree.ts'
 
@@ -32,4 +32,13 @@ export function stylesheetHrefs(html: string): string[] {
     if (href !== undefined && loadsStyles(link)) hrefs.push(asciiTrim(href))
   }
   return hrefs
+}
+
+/** Where a page says it is deployed: its `<link rel=canonical>`, else its Open Graph URL; null when it says neither. */
+export function declaredAddress(html: string): string | null {
+  const outline = scanHtml(html, { stopAtBody: () => true })
+  const canonical = outline.headLinks.find((link) => asciiTokens(asciiLowercase(attribute(link, 'rel')?.value ?? '')).includes('canonical'))
+  const href = canonical === undefined ? undefined : attribute(canonical, 'href')?.value
+  const address = href ?? outline.openGraphUrl
+  return address === null ? null : asciiTrim(address)
 }

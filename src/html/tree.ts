@@ -58,9 +58,9 @@ export class TreeBuilder implements TreeBuilding {
     return this.foreign.inForeign()
   }
 
-  /** Inside SVG and MathML a `<font>` with attributes ends the foreign content; elsewhere only links and styles are read. */
+  /** Inside SVG and MathML a `<font>` with attributes ends the foreign content; elsewhere only the head's tags are read. */
   keepsAttributes(name: string): boolean {
-    return this.inForeign() ? name === 'font' : this.templateDepth === 0 && (name === 'link' || name === 'style')
+    return this.inForeign() ? name === 'font' : this.templateDepth === 0 && HEAD_ATTRIBUTES_READ.has(name)
   }
 
   declaration(end: number): void {
@@ -129,6 +129,9 @@ export class TreeBuilder implements TreeBuilding {
   }
 }
 
+/** The tags whose attributes the outline needs: stylesheets and styles, what links resolve against, where the page says it is. */
+const HEAD_ATTRIBUTES_READ = new Set(['link', 'style', 'base', 'meta'])
+
 function emptyOutline(html: string): HtmlOutline {
   return {
     headEnd: null,
@@ -136,6 +139,8 @@ function emptyOutline(html: string): HtmlOutline {
     headLinks: [],
     linksAfterHead: new Set(),
     headStyles: [],
+    baseHref: null,
+    openGraphUrl: null,
     criticalStyles: [],
     bodyEnd: null,
     bodyOpened: false,

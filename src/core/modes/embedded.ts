@@ -4,13 +4,16 @@
  * its real URL from the start); the reference service and the browser start only when some
  * page misses the cache. Results are cached by what the render reads: the page's HTML and
  * the stylesheets it links, so a changed page is never a hit and an unchanged one always is.
+ * The same lookup of those stylesheets finds a page whose own sheets the build lacks (a
+ * missing or wrong base), before it is rendered into an unstyled nothing.
  */
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
 import type { CriticalCssClient } from '../../client/types.ts'
 import { renderKeyText } from '../../html/render-key.ts'
+import { baseCheck } from '../base-check.ts'
 import { serveBuild, type BuildServer } from '../build-server.ts'
-import { contentHash, stylesheetHashes } from '../build-sheets.ts'
+import { contentHash, linkedSheets, sheetHashes, sheetLookup } from '../build-sheets.ts'
 import { cacheKey } from '../cache.ts'
 import type { ResolvedOptions, ResolvedPage } from '../options.ts'
 import { planPages, type Page } from '../pages.ts'
@@ -64,22 +67,41 @@ export function embeddedMode(options: ResolvedOptions): Mode {
     begin: () => void start(),
     async open({ output, base }) {
       if (output === undefined) throw new TypeError('embedded mode needs the build output')
-      site = await serveBuild(output, base)
+      // The site's own absolute URLs (a theme's `absURL` links) are served from this build, never fetched.
+      site = await serveBuild(output, base, options.siteUrl)
       const served = site
-      const sheetHashes = stylesheetHashes(served.find, served.siteUrl.origin)
+      // One lookup per sheet and build, for the cache key and the check for sheets the build lacks alike.
+      const sheets = sheetLookup(served.find, served.siteUrl.origin, options.siteUrl)
+      const hashes = sheetHashes(sheets)
+      const bases = baseCheck(output)
       return {
         name: NAME,
         plan: (files) => planPages(options.pages?.map((page) => onBuildServer(page, options.siteUrl, served.siteUrl)) ?? null, files, { siteUrl: served.siteUrl, base }),
+        prefix: served.siteUrl.pathname,
         // The port changes every build: the path is what names the page.
         shown: (page: Page) => {
           const url = new URL(page.url)
           return `${url.pathname}${url.search}`
         },
         async cacheKey(page, html) {
-          const contents = [contentHash(renderKeyText(html)), ...(await sheetHashes(html, page.url))]
+          // The site's origin decides which of the page's URLs are this build's files.
+          const site = options.siteUrl === null ? [] : [`site:${options.siteUrl.origin}`]
+          const contents = [contentHash(renderKeyText(html)), ...(await hashes(html, page.url)), ...site]
           // The page by where it is served (path and query, below the base), not by its file: the CSS's url()s follow the base.
           const url = new URL(page.url)
           return cacheKey({ service: NAME, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, contents })
+        },
+        async missingSheets(page, html) {
+          const own = (await Promise.all(linkedSheets(html, page.url).map(sheets))).filter((sheet) => sheet !== null)
+          const paths = [...new Set(own.flatMap((sheet) => ('missing' in sheet ? [sheet.missing] : [])))]
+          if (paths.length === 0) return null
+          const all = own.every((sheet) => 'missing' in sheet)
+          if (!all) return { paths, all, bases: [] }
+          // Which base would serve them: asked of the files only for a page that fails, so a build without the fault pays nothing.
+          const { pathname } = new URL(page.url)
+          const prefix = served.siteUrl.pathname
+          const finding = pathname.startsWith(prefix) ? await bases([{ rest: pathname.slice(prefix.length), html, file: page.file }], base) : null
+          return { paths, all, bases: finding?.bases ?? [] }
         },
         async renderer(count, logger) {
           const started = await start()

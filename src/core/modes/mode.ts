@@ -39,10 +39,18 @@ export interface ModeRun {
   readonly name: string
   /** This build's pages with the URLs the renderer fetches (`files`: the emitted HTML files). */
   plan(files: readonly string[]): Page[]
+  /** The URL path the output directory is served at (`/`, `/project/`): the rendered CSS names the build's files below it. */
+  readonly prefix: string
   /** What reports and warnings call a page. */
   shown(page: Page): string
   /** Where a page's result is kept in the cache (`html`: the page as emitted). */
   cacheKey(page: Page, html: string): Promise<string>
+  /**
+   * Embedded mode: the stylesheets the page links on its own origin that the build lacks (a
+   * missing or wrong base), asked before the cache; null when it lacks none. Absent in remote
+   * mode, whose service renders the deployed site, not this build.
+   */
+  missingSheets?(page: Page, html: string): Promise<MissingSheets | null>
   /**
    * What renders `count` pages (a client, in embedded mode also the browser), once some
    * page is not in the cache. What the user must fix (a ConfigurationError, a 400 or 401
@@ -55,6 +63,16 @@ export interface ModeRun {
    * mode, which renders this build.
    */
   checkAgainstBuild?: CheckAgainstBuild
+}
+
+/** Stylesheets a page links that the build lacks. */
+export interface MissingSheets {
+  /** Their paths, as the page links them. */
+  paths: string[]
+  /** Whether they are every sheet the page links on its own origin: rendered, it would get none of its own CSS. */
+  all: boolean
+  /** When `all`: the bases that would serve them (base-check.ts `BaseFinding`); else empty. */
+  bases: string[]
 }
 
 export interface RenderOptions {

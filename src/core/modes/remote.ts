@@ -15,7 +15,7 @@ import { buildFileFinder } from '../build-server.ts'
 import { stylesheetHashes } from '../build-sheets.ts'
 import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
 import { ENV, type OptionWords, type RemoteService, type ResolvedOptions } from '../options.ts'
-import { planPages } from '../pages.ts'
+import { pagesPrefix, planPages } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
 import { deployedSheetsCheck } from './deployed-sheets.ts'
@@ -156,6 +156,7 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
       return {
         name,
         plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
+        prefix: pagesPrefix(base, options.siteUrl),
         shown: (page) => page.url,
         cacheKey: async (page, html) =>
           cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty, ...(sheetHashes ? { contents: await sheetHashes(html, page.url) } : {}) }),

@@ -1,0 +1,75 @@
+/**
+ * Issue 32: a page that links its stylesheets relatively (MkDocs, TypeDoc, Vite `base: './'`)
+ * gets a critical CSS whose url()s resolve from where the page is, at any base and from disk.
+ */
+import { describe, expect, it } from 'vitest'
+import { relativeCss, relativeUrl } from '../../src/core/portable-css.ts'
+import { linksRelatively } from '../../src/html/links.ts'
+
+const head = (links: string) => `<!doctype html><html><head><title>x</title>${links}</head><body><p>x</p></body></html>`
+
+describe('linksRelatively: whether a page finds its own stylesheets relative to where it is', () => {
+  it.each([
+    ['<link rel="stylesheet" href="css/base.css">', true],
+    ['<link rel="stylesheet" href="../../assets/x.css"><link rel="stylesheet" href="./y.css">', true],
+    // A font CDN says nothing about how the site links its own sheets.
+    ['<link rel="stylesheet" href="https://fonts.example/css"><link rel="stylesheet" href="../css/a.css">', true],
+    ['<link rel="stylesheet" href="/css/base.css">', false],
+    ['<link rel="stylesheet" href="css/a.css"><link rel="stylesheet" href="/css/b.css">', false],
+    ['<link rel="stylesheet" href="https://example.org/css/main.css">', false],
+    ['<link rel="stylesheet" href="//example.org/css/main.css">', false],
+    ['<base href="/docs/"><link rel="stylesheet" href="css/base.css">', false],
+    ['<link rel="icon" href="favicon.ico">', false],
+    ['', false],
+    // What the strategies leave where a stylesheet was: a run over its own output decides the same.
+    ['<link rel="preload" as="style" href="css/a.css" data-critical-css-preload>', true],
+    ['<link rel="preload" as="style" href="css/a.css" onload="this.rel=\'stylesheet\'">', true],
+    ['<link rel="preload" as="style" href="css/a.css">', true],
+    ['<link rel="stylesheet" href="css/a.css" media="print" onload="this.media=\'all\'">', true],
+  ])('%s: %s', (links, expected) => {
+    expect(linksRelatively(head(links))).toBe(expected)
+  })
+})
+
+describe('relativeUrl: a root path as a path from the page', () => {
+  it.each([
+    ['/project/a/b/', '/project/fonts/x.woff2', '../../fonts/x.woff2'],
+    ['/project/a/b/index.html', '/project/fonts/x.woff2', '../../fonts/x.woff2'],
+    ['/project/', '/project/fonts/x.woff2', 'fonts/x.woff2'],
+    ['/project/a/b.html', '/project/a/img/x.png?v=1#f', 'img/x.png?v=1#f'],
+    ['/a/b/', '/a/b/', './'],
+    ['/a/b/', '/a/', '../'],
+    ['/', '/x:y.png', './x:y.png'],
+  ])('from %s to %s: %s', (page, target, expected) => {
+    expect(relativeUrl(page, target)).toBe(expected)
+    // It leads where the root path did.
+    const from = new URL(page, 'http://site')
+    expect(new URL(expected, from).href).toBe(new URL(target, 'http://site').href)
+  })
+})
+
+describe('relativeCss: the url()s below the prefix follow the page', () => {
+  const page = 'http://127.0.0.1:4000/project/guide/install/'
+
+  it('rewrites url(), image-set() and custom properties, and nothing else', () => {
+    const css =
+      '@font-face{font-family:f;src:url(/project/fonts/f.woff2) format("woff2")}' +
+      '.a{background:url("/project/img/a b.png"),image-set("/project/img/x.png" 1x,url(/project/img/y.png) 2x)}' +
+      ':root{--bg: url(/project/img/c.png)}' +
+      '.keep{background:url(data:image/png;base64,AAAA),url(#g),url(https://cdn.example/x.png),url(/other/x.png),url(img/rel.png)}'
+    expect(relativeCss(css, page, '/project/')).toBe(
+      '@font-face{font-family:f;src:url(../../fonts/f.woff2) format("woff2")}' +
+        '.a{background:url("../../img/a b.png"),image-set("../../img/x.png" 1x,url(../../img/y.png) 2x)}' +
+        ':root{--bg: url(../../img/c.png)}' +
+        '.keep{background:url(data:image/png;base64,AAAA),url(#g),url(https://cdn.example/x.png),url(/other/x.png),url(img/rel.png)}',
+    )
+  })
+
+  it('gives the same bytes for CSS without a root url(), and when run twice', () => {
+    const css = '.hero{min-height:100vh;color:#fff}'
+    expect(relativeCss(css, page, '/')).toBe(css)
+    const once = relativeCss('.a{background:url(/img/a.png)}', page, '/')
+    expect(once).toBe('.a{background:url(../../../img/a.png)}')
+    expect(relativeCss(once, page, '/')).toBe(once)
+  })
+})
