@@ -7,7 +7,7 @@
  * Messages name flags, not option paths (`CLI_WORDS`).
  */
 import { parseArgs } from 'node:util'
-import { ConfigurationError, describeError } from '../core/errors.ts'
+import { ConfigurationError, PLUGIN_NAME, describeError } from '../core/errors.ts'
 import { processResolvedDirectory, stderrLogger } from '../core/directory.ts'
 import { ENV, PLUGIN_WORDS, resolveDirectoryOptions, type DirectoryOptions, type OptionWords, type ResolvedDirectoryOptions } from '../core/options.ts'
 import type { PreloadStrategy } from '../html/strategies.ts'
@@ -190,7 +190,7 @@ async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream
     command = { ...parsed, resolved: resolveDirectoryOptions(parsed.options, {}, CLI_WORDS) }
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigurationError)) throw error
-    io.stderr.write(`critical-css: ${error.message}\nRun critical-css --help for the options.\n`)
+    io.stderr.write(`${said(error.message)}\nRun critical-css --help for the options.\n`)
     return 2
   }
   try {
@@ -200,9 +200,14 @@ async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream
     return 0
   } catch (error) {
     // A configuration error, a strict failure or a fault: every page is as it was.
-    io.stderr.write(`critical-css: ${describeError(error)}\n`)
+    io.stderr.write(`${said(describeError(error))}\n`)
     return 1
   }
+}
+
+/** A message as this command says it: once prefixed with its name, not also with the plugin's. */
+function said(message: string): string {
+  return `critical-css: ${message.startsWith(`${PLUGIN_NAME}: `) ? message.slice(PLUGIN_NAME.length + 2) : message}`
 }
 
 process.exitCode = await main(process.argv.slice(2))

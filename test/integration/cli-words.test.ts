@@ -85,7 +85,8 @@ describe('the critical-css command in its own words', () => {
     const { root, dist } = await project()
     const missing = await runCli(root, ['build'])
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toContain(`${join(root, 'build')} does not exist: give the folder your site was built into.`)
+    // Said once as the command's own: not `critical-css: unplugin-critical-css: …`.
+    expect(missing.stderr).toContain(`critical-css: ${join(root, 'build')} does not exist: give the folder your site was built into.`)
     const file = await runCli(root, ['dist/style.css'])
     expect(file.code).toBe(1)
     expect(file.stderr).toContain(`${join(dist, 'style.css')} is not a directory`)
@@ -136,7 +137,7 @@ describe('the critical-css command in its own words', () => {
       expect((JSON.parse(warned.stdout) as { pages: { source: string; outcome: string }[] }).pages).toMatchObject([{ source: 'embedded', outcome: 'failed' }])
       const strict = await runCli(root, ['dist', '--timeout', '1', '--no-cache', '--strict'])
       expect(strict.code).toBe(1)
-      expect(strict.stderr).toContain('1 of 1 page got no critical CSS, and --strict is on:')
+      expect(strict.stderr).toContain('critical-css: 1 of 1 page got no critical CSS, and --strict is on:')
       expect(strict.stderr).not.toMatch(PLUGIN_SPELLING)
       expect(await tree(dist)).toEqual(before)
     }, 60_000)
