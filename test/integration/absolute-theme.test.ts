@@ -5,13 +5,14 @@
  * `.invalid` never resolves: a URL that escaped to the network would show as a skipped host
  * and an empty CSS. Through the real command and Chromium.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { BuildReport } from '../../src/core/report.ts'
 import { runCli } from '../fixtures/cli.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
+import { tree, writeTree } from '../fixtures/folders.ts'
 
 const SITE = 'https://site.invalid/'
 const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
@@ -35,20 +36,10 @@ async function project(address: ((path: string) => string) | null): Promise<{ ro
     const canonical = address === null ? '' : `<link rel="canonical" href="${address(path)}">\n`
     files[file] = page(path || 'home', `${canonical}<link rel="stylesheet" href="${SITE}css/main.css">\n`)
   }
-  for (const [file, text] of Object.entries(files)) {
-    await mkdir(dirname(join(dist, file)), { recursive: true })
-    await writeFile(join(dist, file), text)
-  }
+  await writeTree(dist, files)
   return { root, dist }
 }
 
-async function tree(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>()
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files.set(join(entry.parentPath, entry.name).slice(dir.length + 1), await readFile(join(entry.parentPath, entry.name), 'utf8'))
-  }
-  return files
-}
 
 describe('a theme that links its CSS by absolute URL', () => {
   it('with --site-url: every page inlined from the folder, nothing fetched from the site, the url()s on the site', async () => {

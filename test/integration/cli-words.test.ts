@@ -6,13 +6,14 @@
  * done; and the report says `embedded` for pages the local browser rendered.
  */
 import { createServer, type AddressInfo } from 'node:net'
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { findChromium } from '../../src/engine/browser.ts'
 import { runCli } from '../fixtures/cli.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
+import { tree } from '../fixtures/folders.ts'
 
 const temps: string[] = []
 
@@ -32,13 +33,6 @@ async function project(): Promise<{ root: string; dist: string }> {
   return { root, dist }
 }
 
-async function tree(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>()
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files.set(join(entry.parentPath, entry.name), await readFile(join(entry.parentPath, entry.name), 'utf8'))
-  }
-  return files
-}
 
 
 /** What the plugin's words look like: none of them may reach a command-line user. */

@@ -5,7 +5,7 @@
  * second run changes nothing; a failure leaves every file as it was.
  */
 import { createServer, type AddressInfo } from 'node:net'
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,6 +17,7 @@ import { runCli } from '../fixtures/cli.ts'
 import { withoutBrowser } from '../fixtures/browser.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
+import { tree } from '../fixtures/folders.ts'
 
 const TOKEN = 'tok_directory_0123456789abcdef'
 const QUOTA_ONE = 'tok_directory_quota1_0123456'
@@ -40,13 +41,6 @@ async function project(base = '/'): Promise<{ root: string; dist: string }> {
   return { root, dist }
 }
 
-async function tree(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>()
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files.set(join(entry.parentPath, entry.name).slice(dir.length + 1).split('\\').join('/'), await readFile(join(entry.parentPath, entry.name), 'utf8'))
-  }
-  return files
-}
 
 function quiet(): BuildLogger & { infos: string[]; warnings: string[] } {
   const infos: string[] = []

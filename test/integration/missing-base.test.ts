@@ -7,9 +7,9 @@
  * `--base` and a sheet no base serves fail their pages with the missing paths named; a sheet
  * missing beside others is rendered without, its link left blocking.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { processDirectory } from '../../src/index.ts'
 import { LOADER_FILE } from '../../src/html/loader.ts'
@@ -21,6 +21,7 @@ import { runCli } from '../fixtures/cli.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 import { serveFiles } from '../fixtures/static-server.ts'
+import { tree, writeTree } from '../fixtures/folders.ts'
 
 const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 const temps: string[] = []
@@ -35,20 +36,10 @@ async function project(files: Record<string, string>): Promise<{ root: string; d
   temps.push(root)
   const dist = join(root, 'dist')
   await writeFile(join(root, 'package.json'), '{ "private": true }\n')
-  for (const [file, text] of Object.entries(files)) {
-    await mkdir(dirname(join(dist, file)), { recursive: true })
-    await writeFile(join(dist, file), text)
-  }
+  await writeTree(dist, files)
   return { root, dist }
 }
 
-async function tree(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>()
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files.set(join(entry.parentPath, entry.name).slice(dir.length + 1).split('\\').join('/'), await readFile(join(entry.parentPath, entry.name), 'utf8'))
-  }
-  return files
-}
 
 function quiet(): BuildLogger & { warnings: string[] } {
   const warnings: string[] = []

@@ -11,7 +11,7 @@
  * A generator that is not installed skips its block and says why (scripts/site-generators.ts
  * installs them in `pretest`).
  */
-import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,6 +20,7 @@ import { generatorVersion, missingReason, type Generator } from '../../scripts/s
 import { runCli } from '../fixtures/cli.ts'
 import { HUGO_PAGES, MKDOCS_PAGES, TYPEDOC_PAGES, buildHugoSite, buildMkDocsSite, buildTypeDocSite } from '../fixtures/real-sites.ts'
 import { compareScreenshots, startSiteViewer, type PageView, type SiteViewer, type Where } from '../fixtures/site-view.ts'
+import { tree } from '../fixtures/folders.ts'
 
 const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 /** Every page renders once per viewport; two small sites' worth of Chromium on a 2-core machine. */
@@ -51,13 +52,6 @@ function installed(name: Generator): { version: string | null; title: string } {
   return { version, title: version ?? `skipped: ${missingReason(name)}` }
 }
 
-async function tree(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>()
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files.set(join(entry.parentPath, entry.name).slice(dir.length + 1), await readFile(join(entry.parentPath, entry.name), 'latin1'))
-  }
-  return files
-}
 
 interface Processed {
   dir: string
@@ -186,7 +180,7 @@ describe.skipIf(!hugo.version)(`Hugo (${hugo.title})`, () => {
     const run = await processCopy(work, original, ['--strict', '--no-cache'])
     expect(run.code, run.stderr).toBe(1)
     expect(run.stderr).toContain('--base /fieldnotes/')
-    expect(await tree(run.dir)).toEqual(await tree(original))
+    expect(await tree(run.dir, 'latin1')).toEqual(await tree(original, 'latin1'))
   }, SLOW)
 
   it('a run without --base never serves a later run with --base /project/: the pages equal a cold run with the base, and a third run is all cache hits', async () => {
@@ -198,10 +192,10 @@ describe.skipIf(!hugo.version)(`Hugo (${hugo.title})`, () => {
     const cold = await processCopy(work, original, ['--base', '/project/', '--cache-dir', join(work, 'cold-cache')])
     expectInlined(cold)
     expectInlined(withBase)
-    expect(await tree(withBase.dir)).toEqual(await tree(cold.dir))
+    expect(await tree(withBase.dir, 'latin1')).toEqual(await tree(cold.dir, 'latin1'))
     const again = await processCopy(work, original, ['--base', '/project/', '--cache-dir', shared])
     expect(again.report?.pages.map((page) => page.source)).toEqual(withBase.report?.pages.map(() => 'cache'))
-    expect(await tree(again.dir)).toEqual(await tree(cold.dir))
+    expect(await tree(again.dir, 'latin1')).toEqual(await tree(cold.dir, 'latin1'))
     // And the page the cache gave works where the site is served.
     const viewer = await views()
     const before = await viewer.view(original, HUGO_PAGES[1], '/project/', { styles: HUGO_STYLES })

@@ -7,7 +7,7 @@
  * in flight finishes and is kept, new requests get 503, and it exits 0 with no browser left.
  */
 import { spawn } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process'
 import { createClient } from '../../src/client.ts'
 import { findChromium } from '../../src/engine/browser.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
+import { tree } from '../fixtures/folders.ts'
 
 const CLI = fileURLToPath(new URL('../../src/cli/critical-css.ts', import.meta.url))
 const SERVICE_CLI = fileURLToPath(new URL('../../src/service/cli.ts', import.meta.url))
@@ -59,13 +60,6 @@ function alive(pid: number, command: string): boolean {
   }
 }
 
-async function tree(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>()
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files.set(join(entry.parentPath, entry.name), await readFile(join(entry.parentPath, entry.name), 'utf8'))
-  }
-  return files
-}
 
 describe.skipIf(!findChromium() || process.platform !== 'linux')('the folder command stops when told', () => {
   const temps: string[] = []
