@@ -65,11 +65,12 @@ export interface Options {
   /** Viewports the CSS must cover (1–4). Default: 1300×900 and 412×915. */
   viewports?: Viewport[]
   /**
-   * How the full stylesheets load once the critical CSS is inlined. Default `'loader'`: a
-   * preload where each link was, turned into the stylesheet by a small script file the
-   * build emits at its root (`critical-css-loader.<hash>.js`). Neither first paint nor the
-   * page's scripts wait for the full CSS, and no inline script or handler: it works under
-   * `script-src 'self'`. `'body'` needs no script at all, but holds up module scripts.
+   * How the full stylesheets load once the critical CSS is inlined. Default `'loader'`:
+   * each link stays where it was at `media="print"`, given its media back by a small script
+   * file the build emits at its root (`critical-css-loader.<hash>.js`) once it has loaded.
+   * Neither first paint nor the page's scripts wait for the full CSS, and no inline script
+   * or handler: it works under `script-src 'self'`. `'body'` needs no script at all, but
+   * holds up module scripts.
    */
   preload?: PreloadStrategy
   /**
@@ -82,7 +83,7 @@ export interface Options {
    * service as `third_party`; a service that does not know it ignores it.
    */
   thirdParty?: ThirdPartyPolicy
-  /** Nonce put on the inlined `<style>`, the preload links and the loader's `<script>`, for a CSP with nonces. Default: none. */
+  /** Nonce put on the inlined `<style>`, the links deferred or preloaded and the loader's `<script>`, for a CSP with nonces. Default: none. */
   nonce?: string
   /**
    * Most pages in flight at once. Default: what the plan's rate limit serves within

@@ -18,7 +18,7 @@ export interface InlineOptions {
    * as the page's `<script src>` should say it. Needed by the `loader` strategy.
    */
   loaderSrc?: string
-  /** CSP nonce for the inserted `<style>`, the preload links and the loader's `<script>`. */
+  /** CSP nonce for the inserted `<style>`, the links deferred or preloaded and the loader's `<script>`. */
   nonce?: string
   /**
    * Stylesheets the critical CSS does not cover (the render could not read them), by their

@@ -1,29 +1,32 @@
 /**
  * The loader script of the `loader` strategy: a file the build emits beside its assets
  * (same origin, so `script-src 'self'` admits it; no inline script, no event handler).
- * It turns each marked `<link rel="preload" as="style">` into the stylesheet it stood
- * for, inserted right after the preload, so the cascade keeps the page's order. A
- * stylesheet created by script is neither render-blocking nor script-blocking (HTML
- * standard, "contributes a script-blocking style sheet": only elements the parser
- * created), so first paint and the page's module scripts never wait for it, where a
- * parser-inserted link anywhere in the document holds up every deferred and module script.
+ * Each deferred link is already the page's `<link rel="stylesheet">`, where it was, held at
+ * `media="print"`: a stylesheet whose media does not match when the parser creates it is
+ * neither render-blocking nor script-blocking (HTML standard, "contributes a script-blocking
+ * style sheet"), so first paint and the page's scripts never wait for it. This script gives
+ * each its own media back once it has loaded. Because the stylesheet link is in the
+ * document from the start, an app that looks for it (Vite's preload helper, webpack's CSS
+ * chunk loader) finds it whenever it starts, before or after this script (issue 33).
  */
 import { createHash } from 'node:crypto'
-import { LOADER_PRELOAD_ATTRIBUTE } from './outline.ts'
+import { LOADER_MEDIA_ATTRIBUTE } from './outline.ts'
 
-// Attributes carry over as written; the nonce is read from the property, because a
-// browser hides the attribute's value once a CSP header applies. The id moves to the
-// stylesheet, the element scripts look for. The mark goes, so a second copy of the
-// script (a page processed twice) adds nothing.
+// The media changes only once the sheet has loaded: by the standard's rule, a parser-inserted
+// stylesheet still loading whose media matches holds up the scripts that have not run yet. Loaded already,
+// `sheet` is set and no load event comes; a sheet that fails to load has nothing to apply.
+// Another copy of the script (a page processed twice) finds the mark gone and does nothing.
 export const LOADER_SCRIPT = `/* unplugin-critical-css: applies the full stylesheets without blocking render or scripts */
-for (const preload of document.querySelectorAll('link[${LOADER_PRELOAD_ATTRIBUTE}]')) {
-  const sheet = document.createElement('link')
-  for (const { name, value } of preload.attributes) if (name !== 'rel' && name !== 'as' && name !== '${LOADER_PRELOAD_ATTRIBUTE}') sheet.setAttribute(name, value)
-  sheet.rel = 'stylesheet'
-  if (preload.nonce) sheet.nonce = preload.nonce
-  preload.removeAttribute('${LOADER_PRELOAD_ATTRIBUTE}')
-  preload.removeAttribute('id')
-  preload.after(sheet)
+for (const link of document.querySelectorAll('link[${LOADER_MEDIA_ATTRIBUTE}]')) {
+  const apply = () => {
+    if (!link.hasAttribute('${LOADER_MEDIA_ATTRIBUTE}')) return
+    const media = link.getAttribute('${LOADER_MEDIA_ATTRIBUTE}')
+    link.removeAttribute('${LOADER_MEDIA_ATTRIBUTE}')
+    if (media) link.media = media
+    else link.removeAttribute('media')
+  }
+  if (link.sheet) apply()
+  else link.addEventListener('load', apply)
 }
 `
 

@@ -70,7 +70,17 @@ export interface ScanOptions {
 }
 
 export const CRITICAL_STYLE_ATTRIBUTE = 'data-critical-css'
-/** Marks the preloads the `loader` strategy's script turns into stylesheets. */
+/**
+ * Marks the stylesheets the `loader` strategy deferred: `media="print"` until the loader
+ * gives them back the media this attribute holds (none when it is empty).
+ */
+export const LOADER_MEDIA_ATTRIBUTE = 'data-critical-css-media'
+/**
+ * Marked the `<link rel=preload as=style>`s that earlier versions' loader script turned into
+ * stylesheets. Dropped because an app's start-up could run before that script and, finding
+ * no stylesheet link, append its own (issue 33). Pages processed then keep them and their
+ * own copy of that script: a run over them leaves them as they are.
+ */
 export const LOADER_PRELOAD_ATTRIBUTE = 'data-critical-css-preload'
 
 export function attribute(tag: SourceTag, name: string): SourceAttribute | undefined {
@@ -83,17 +93,17 @@ export function isSwapPreload(tag: SourceTag): boolean {
   return rel.includes('preload') && asciiLowercase(asciiTrim(attribute(tag, 'as')?.value ?? '')) === 'style' && attribute(tag, 'onload') !== undefined
 }
 
-/** A preload the `loader` strategy's script will turn into a stylesheet, after it. */
+/** A preload an earlier version's `loader` script turns into a stylesheet, after it (see `LOADER_PRELOAD_ATTRIBUTE`). */
 export function isLoaderPreload(tag: SourceTag): boolean {
   return attribute(tag, LOADER_PRELOAD_ATTRIBUTE) !== undefined && asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('preload')
 }
 
-/** A preload that joins the cascade where it stands once loaded (swap's `onload`, the loader's script). */
+/** A preload that joins the cascade where it stands once loaded (swap's `onload`, an earlier loader's script). */
 export function becomesStylesheet(tag: SourceTag): boolean {
   return isSwapPreload(tag) || isLoaderPreload(tag)
 }
 
-/** A link that is, or will become, a stylesheet where it stands. */
+/** A link that is, or will become, a stylesheet where it stands (the loader's deferred links are ones already). */
 export function loadsStyles(tag: SourceTag): boolean {
   return asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('stylesheet') || becomesStylesheet(tag)
 }

@@ -12,7 +12,7 @@ import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 import { TokenReader } from './tokens.ts'
 import { TreeBuilder } from './tree.ts'
 
-export { attribute, becomesStylesheet, CRITICAL_STYLE_ATTRIBUTE, LOADER_PRELOAD_ATTRIBUTE, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
+export { attribute, becomesStylesheet, CRITICAL_STYLE_ATTRIBUTE, LOADER_MEDIA_ATTRIBUTE, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
 
 export function scanHtml(html: string, options: ScanOptions = {}): HtmlOutline {
   const cursor = new Cursor(html)

@@ -5,15 +5,16 @@
  */
 import { LOADER_FILE, LOADER_SCRIPT } from './loader.ts'
 import { applies, attributeValue, blocksRender } from './links.ts'
-import { LOADER_PRELOAD_ATTRIBUTE, attribute, becomesStylesheet, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
+import { LOADER_MEDIA_ATTRIBUTE, attribute, becomesStylesheet, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
 import { asciiTokens, asciiTrim } from './syntax.ts'
 
 /**
  * How full stylesheets load once the critical CSS is inline.
- * - `loader`: a `<link rel="preload" as="style">` where the link was, which a same-origin
- *   script file (`LOADER_SCRIPT`, at `loaderSrc`) turns into the stylesheet in place, with a
- *   `<noscript>` fallback. Neither first paint nor the page's scripts wait for the full
- *   stylesheet, and no inline script or handler: works under `script-src 'self'`.
+ * - `loader`: the link stays where it was, a stylesheet, held at `media="print"` until a
+ *   same-origin script file (`LOADER_SCRIPT`, at `loaderSrc`) restores its media once it
+ *   has loaded, with a `<noscript>` fallback. Neither first paint nor the page's scripts
+ *   wait for the full stylesheet, an app that looks for its stylesheet links finds them
+ *   however early it starts, and no inline script or handler: works under `script-src 'self'`.
  * - `body`: a `<link rel="preload" as="style">` where the link was, the stylesheet itself
  *   moved to the end of `<body>`. No script at all, but a parser-inserted stylesheet holds
  *   up every deferred and module script until it loads.
@@ -64,19 +65,18 @@ export interface Strategy {
 }
 
 /**
- * A blocking link a strategy may rewrite: none that another loader or the author manages.
- * The loader's script copies attributes, and an inline handler it set would be refused by
- * the very CSP the strategy is for: a link with any handler stays as written.
+ * A blocking link a strategy may rewrite: none that another loader or the author manages
+ * (its own `onload`, `blocking="render"`). Other handlers stay on the element they were
+ * written on, which every in-place strategy keeps.
  */
-function convertible(tag: SourceTag, strategy: PreloadStrategy): boolean {
+function convertible(tag: SourceTag): boolean {
   if (attribute(tag, 'onload')) return false
-  if (strategy === 'loader' && tag.attributes.some((attr) => attr.name.startsWith('on'))) return false
   return !asciiTokens(attributeValue(tag, 'blocking') ?? '').includes('render')
 }
 
 /** Links rewritten where they stand: the cascade's order is never at stake. After </head> a <noscript> fallback would start the body. */
-function inPlaceLinks(strategy: PreloadStrategy): Strategy['rewritable'] {
-  return (outline, blocking) => blocking.filter((link) => convertible(link, strategy) && !outline.linksAfterHead.has(link))
+function inPlaceLinks(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[] {
+  return blocking.filter((link) => convertible(link) && !outline.linksAfterHead.has(link))
 }
 
 /**
@@ -86,7 +86,7 @@ function inPlaceLinks(strategy: PreloadStrategy): Strategy['rewritable'] {
  */
 function movableLinks(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[] {
   if (outline.bodyEnd === null) return []
-  const movable = new Set(blocking.filter((link) => convertible(link, 'body')))
+  const movable = new Set(blocking.filter(convertible))
   const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || becomesStylesheet(link)) && !movable.has(link))]
   const lastFixed = Math.max(-1, ...fixed.map((tag) => tag.start))
   return [...movable].filter((link) => link.start > lastFixed)
@@ -134,9 +134,19 @@ function rebuildLink(html: string, tag: SourceTag, changes: Record<string, strin
   return `<link ${[...parts, ...add].join(' ')}>`
 }
 
-/** `async`: it runs as soon as it arrives, holding up neither the parser nor the page's own scripts. */
+/**
+ * `async`: it runs as soon as it arrives, holding up neither the parser nor the page's own
+ * scripts. What the page sees does not depend on whether it runs before them: the
+ * stylesheet links are in the document from the start.
+ */
 function loaderScriptTag(src: string, nonce: string | undefined): string {
   return `<script src="${escapeAttribute(src)}" async${nonce ? ` nonce="${nonce}"` : ''}></script>`
+}
+
+/** Where the loader finds the media a deferred link had: its value as written, empty for none. */
+function mediaMark(tag: SourceTag): string {
+  const media = attribute(tag, 'media')?.value ?? ''
+  return media === '' ? LOADER_MEDIA_ATTRIBUTE : `${LOADER_MEDIA_ATTRIBUTE}="${escapeAttribute(media)}"`
 }
 
 const AS_PRELOAD = { rel: 'rel="preload" as="style"', as: null }
@@ -147,20 +157,23 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: { file: LOADER_FILE, text: LOADER_SCRIPT },
     needsBodyEnd: bodyUntouched,
-    rewritable: inPlaceLinks('loader'),
+    rewritable: inPlaceLinks,
     rewrite(html, tag, { nonce, loaderSrc, last }) {
-      // Every attribute stays on the preload (integrity, crossorigin, media, id): the
-      // script gives them to the stylesheet it makes.
-      const preload = rebuildLink(html, tag, AS_PRELOAD, [LOADER_PRELOAD_ATTRIBUTE, ...nonceAttribute(tag, nonce)])
-      // After the last preload it converts: every one is in the document when the script runs.
+      // The element stays the page's stylesheet, every attribute with it: only its media
+      // waits in the mark (one mark: a stray one of the input's is replaced). A browser
+      // fetches a non-matching stylesheet at its lowest priority, so it asks for a high one
+      // (the preload of the earlier form was highest), unless the author chose one.
+      const held = { media: 'media="print"', [LOADER_MEDIA_ATTRIBUTE]: mediaMark(tag) }
+      const link = rebuildLink(html, tag, held, [...(attribute(tag, 'fetchpriority') ? [] : ['fetchpriority="high"']), ...nonceAttribute(tag, nonce)])
+      // After the last link it defers: every one is in the document when the script runs.
       const script = last ? loaderScriptTag(loaderSrc!, nonce) : ''
-      return { inPlace: `${preload}<noscript>${html.slice(tag.start, tag.end)}</noscript>${script}`, atBodyEnd: '' }
+      return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>${script}`, atBodyEnd: '' }
     },
   },
   body: {
     defers: true,
     asset: null,
-    needsBodyEnd: (head) => head.headLinks.some((link) => blocksRender(link) && convertible(link, 'body')),
+    needsBodyEnd: (head) => head.headLinks.some((link) => blocksRender(link) && convertible(link)),
     rewritable: movableLinks,
     rewrite(html, tag, { nonce }) {
       // The preload fetches early with the stylesheet's own integrity and crossorigin. The
@@ -174,7 +187,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     needsBodyEnd: bodyUntouched,
-    rewritable: inPlaceLinks('media'),
+    rewritable: inPlaceLinks,
     rewrite(html, tag) {
       const media = asciiTrim(attribute(tag, 'media')?.value ?? '') || 'all'
       const link = rebuildLink(html, tag, { media: 'media="print"' }, [`onload="${escapeAttribute(`this.media='${jsString(media)}'`)}"`])
@@ -185,7 +198,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     needsBodyEnd: bodyUntouched,
-    rewritable: inPlaceLinks('swap'),
+    rewritable: inPlaceLinks,
     rewrite(html, tag) {
       const link = rebuildLink(html, tag, AS_PRELOAD, [`onload="this.rel='stylesheet'"`])
       return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>`, atBodyEnd: '' }

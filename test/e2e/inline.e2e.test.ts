@@ -141,9 +141,11 @@ describe('in Chromium, with the stylesheet held back', () => {
       expect(served.cssSentAt.has(run)).toBe(false)
       await release(run)
       await page.waitForFunction(() => getComputedStyle(document.querySelector('#rendered')!).color === 'rgb(0, 0, 200)', undefined, { timeout: 15_000 })
-      // One stylesheet, in the head where the link was: the cascade's order is the page's.
-      const sheets = await page.evaluate(() => Array.from(document.querySelectorAll("link[rel=stylesheet]")).map((link) => `${link.parentElement!.tagName} ${link.previousElementSibling?.getAttribute('rel')}`))
-      expect(sheets).toEqual(['HEAD preload'])
+      // One stylesheet, in the head where the link was (right after the critical style), its media as written (none): the cascade's order is the page's.
+      const sheets = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('link[rel=stylesheet]')).map((link) => `${link.parentElement!.tagName} ${link.previousElementSibling?.tagName} ${link.getAttribute('media')} ${link.hasAttribute('data-critical-css-media')}`),
+      )
+      expect(sheets).toEqual(['HEAD STYLE null false'])
     } finally {
       await page.close()
     }
@@ -205,7 +207,7 @@ describe("under Content-Security-Policy: style-src 'self' 'nonce-…'", () => {
     expect(final).toEqual({ h1: 'rgb(200, 0, 0)', below: 'rgb(0, 0, 200)' })
   })
 
-  it.concurrent('loader under a nonce-only style policy: the stylesheet it makes carries the nonce the browser hid', async () => {
+  it.concurrent('loader under a nonce-only style policy: the deferred stylesheet carries the nonce', async () => {
     const policy = encodeURIComponent("script-src 'self'; style-src 'nonce-Rm9vQmFy'")
     const { found, final } = await violations('preload=loader&nonce=Rm9vQmFy', policy)
     expect(found).toEqual([])

@@ -148,7 +148,7 @@ function cascade(markup: string): string[] {
     const type = attr(e, 'type')?.trim().toLowerCase()
     if (type && type !== 'text/css') continue
     const rel = (attr(e, 'rel') ?? '').toLowerCase().split(/[\t\n\f\r ]+/)
-    // A swap preload becomes a stylesheet where it stands on load; a loader preload has its stylesheet inserted right after it.
+    // A swap preload becomes a stylesheet where it stands on load; an earlier version's loader preload has its stylesheet inserted right after it.
     const swapped = rel.includes('preload') && attr(e, 'as')?.toLowerCase() === 'style' && (attr(e, 'onload') !== undefined || attr(e, 'data-critical-css-preload') !== undefined)
     if ((rel.includes('stylesheet') && !rel.includes('alternate')) || swapped) sources.push(`link ${attr(e, 'href')}`)
   }
@@ -222,7 +222,7 @@ describe('inlineCriticalCss on generated HTML', () => {
         const ourLoader = (e: Element): boolean => e.tagName === 'script' && e.attrs.some((a) => a.name === 'src' && a.value === LOADER)
         const scripts = (markup: string): number => elements(markup).filter((e) => (e.tagName === 'script' && !ourLoader(e)) || e.attrs.some((a) => a.name === 'onerror')).length
         expect(scripts(output)).toBe(scripts(input))
-        // The loader's own script, once, and only when it has a preload to turn into a stylesheet.
+        // The loader's own script, once, and only when it has a stylesheet to restore.
         const added = elements(output).filter(ourLoader).length - elements(input).filter(ourLoader).length
         expect(added).toBe(preload === 'loader' && result.deferred.length > 0 ? 1 : 0)
       }),
@@ -265,11 +265,14 @@ describe('inlineCriticalCss on generated HTML', () => {
             // At the end of the body, inside whatever element is still open there.
             expect(links.some((e) => /stylesheet/i.test(attr(e, 'rel') ?? '') && inBody(e))).toBe(true)
           } else if (preload === 'loader') {
-            const preloadAt = parsed.findIndex((e) => inHead.includes(e) && attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && attr(e, 'data-critical-css-preload') !== undefined)
-            expect(preloadAt).toBeGreaterThanOrEqual(0)
-            // The script comes after every preload it converts, in the head, async.
+            // Still the stylesheet it was, held at print, its media in the mark.
+            const deferredAt = parsed.findIndex(
+              (e) => inHead.includes(e) && /stylesheet/i.test(attr(e, 'rel') ?? '') && attr(e, 'media') === 'print' && attr(e, 'data-critical-css-media') !== undefined,
+            )
+            expect(deferredAt).toBeGreaterThanOrEqual(0)
+            // The script comes after every link it restores, in the head, async.
             const script = parsed.findIndex((e) => e.tagName === 'script' && attr(e, 'src') === LOADER && attr(e, 'async') !== undefined && parentOf(e) === 'head')
-            expect(script).toBeGreaterThan(preloadAt)
+            expect(script).toBeGreaterThan(deferredAt)
           } else if (preload === 'media') {
             expect(inHead.some((e) => attr(e, 'media') === 'print' && attr(e, 'onload')?.startsWith('this.media='))).toBe(true)
           } else {

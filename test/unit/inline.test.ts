@@ -419,22 +419,34 @@ describe('the loader strategy', () => {
   const SCRIPT = '<script src="/assets/loader.js" async></script>'
   run([
     {
-      name: 'the default with a loader URL: a marked preload in place, a noscript fallback, the script after the last one',
-      html: '<head><link rel="stylesheet" href="/1.css" crossorigin integrity="sha384-abc" id="theme"><style>p{}</style><link rel=stylesheet href=/2.css media="screen"></head><body><script type="module" src="/app.js"></script></body>',
+      name: 'the default with a loader URL: the stylesheet in place at print, its media in the mark, a noscript fallback, the script after the last one',
+      html: '<head><link rel="stylesheet" href="/1.css" crossorigin integrity="sha384-abc" id="theme"><style>p{}</style><link rel=stylesheet href=/2.css media="screen and (min-width: 40em)" fetchpriority=low></head><body><script type="module" src="/app.js"></script></body>',
       options: { loaderSrc: '/assets/loader.js' },
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/1.css" crossorigin integrity="sha384-abc" id="theme" data-critical-css-preload><noscript><link rel="stylesheet" href="/1.css" crossorigin integrity="sha384-abc" id="theme"></noscript><style>p{}</style><link rel="preload" as="style" href=/2.css media="screen" data-critical-css-preload><noscript><link rel=stylesheet href=/2.css media="screen"></noscript>${SCRIPT}</head><body><script type="module" src="/app.js"></script></body>`,
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/1.css" crossorigin integrity="sha384-abc" id="theme" media="print" data-critical-css-media fetchpriority="high"><noscript><link rel="stylesheet" href="/1.css" crossorigin integrity="sha384-abc" id="theme"></noscript><style>p{}</style><link rel=stylesheet href=/2.css media="print" fetchpriority=low data-critical-css-media="screen and (min-width: 40em)"><noscript><link rel=stylesheet href=/2.css media="screen and (min-width: 40em)" fetchpriority=low></noscript>${SCRIPT}</head><body><script type="module" src="/app.js"></script></body>`,
     },
     {
-      name: 'the nonce goes on the style, the preloads and the script',
+      name: 'the nonce goes on the style, the deferred links and the script',
       html: '<head><link rel="stylesheet" href="/a.css"></head>',
       options: { loaderSrc: '/assets/loader.js', nonce: 'Rm9v' },
-      expected: '<head><style data-critical-css nonce="Rm9v">h1{color:red}</style><link rel="preload" as="style" href="/a.css" data-critical-css-preload nonce="Rm9v"><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/assets/loader.js" async nonce="Rm9v"></script></head>',
+      expected: '<head><style data-critical-css nonce="Rm9v">h1{color:red}</style><link rel="stylesheet" href="/a.css" media="print" data-critical-css-media fetchpriority="high" nonce="Rm9v"><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/assets/loader.js" async nonce="Rm9v"></script></head>',
     },
     {
-      name: 'a link with an inline handler stays as written: the script could not carry it under the CSP it is for',
+      name: 'a media with a quote is escaped in the mark',
+      html: `<head><link rel="stylesheet" href="/a.css" media='screen, "x"'></head>`,
+      options: { loaderSrc: '/assets/loader.js' },
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" media="print" data-critical-css-media="screen, &quot;x&quot;" fetchpriority="high"><noscript><link rel="stylesheet" href="/a.css" media='screen, "x"'></noscript><script src="/assets/loader.js" async></script></head>`,
+    },
+    {
+      name: 'a link with an inline handler keeps it: it is the same element, the loader copies nothing',
       html: '<head><link rel="stylesheet" href="/a.css" onerror="x()"></head>',
       options: { loaderSrc: '/assets/loader.js' },
-      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" onerror="x()"></head>`,
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" onerror="x()" media="print" data-critical-css-media fetchpriority="high"><noscript><link rel="stylesheet" href="/a.css" onerror="x()"></noscript><script src="/assets/loader.js" async></script></head>`,
+    },
+    {
+      name: 'a link with its own onload stays as written: another loader manages it',
+      html: '<head><link rel="stylesheet" href="/a.css" onload="x()"></head>',
+      options: { loaderSrc: '/assets/loader.js' },
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" onload="x()"></head>`,
     },
     {
       name: 'no script when nothing is deferred',
@@ -446,7 +458,7 @@ describe('the loader strategy', () => {
       name: 'the URL is escaped for its attribute',
       html: '<head><link rel="stylesheet" href="/a.css"></head>',
       options: { loaderSrc: '/x.js?a=1&b=2' },
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" data-critical-css-preload><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/x.js?a=1&amp;b=2" async></script></head>`,
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" media="print" data-critical-css-media fetchpriority="high"><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/x.js?a=1&amp;b=2" async></script></head>`,
     },
   ])
 
@@ -454,9 +466,25 @@ describe('the loader strategy', () => {
     expect(inlineCriticalCss(PAGE, CSS).html).toBe(inlineCriticalCss(PAGE, CSS, { preload: 'body' }).html)
   })
 
-  it('the body strategy keeps a stylesheet before a loader preload where it is: moving it past would change the cascade', () => {
+  it('the body strategy keeps a stylesheet before a link the loader deferred where it is: moving it past would change the cascade', () => {
     const once = inlineCriticalCss('<head><link rel="stylesheet" href="/a.css"></head><body></body>', CSS, { loaderSrc: '/l.js' }).html
     const withEarlier = once.replace('<head>', '<head><link rel="stylesheet" href="/b.css">')
+    expect(inlineCriticalCss(withEarlier, CSS, { preload: 'body' })).toMatchObject({ deferred: [], stillBlocking: ['/b.css'] })
+  })
+
+  it('a second run over its own output replaces the style and defers, reports and adds nothing', () => {
+    const page = '<head><link rel="stylesheet" href="/a.css" media="screen"><link rel="stylesheet" href="/b.css"></head><body></body>'
+    const options = { loaderSrc: '/l.js', nonce: 'Rm9v' }
+    const once = inlineCriticalCss(page, CSS, options)
+    expect(once).toMatchObject({ deferred: ['/a.css', '/b.css'], stillBlocking: [] })
+    expect(inlineCriticalCss(once.html, CSS, options)).toMatchObject({ html: once.html, changed: false, deferred: [], stillBlocking: [] })
+    expect(inlineCriticalCss(once.html, 'p{}', options).html).toBe(inlineCriticalCss(page, 'p{}', options).html)
+  })
+
+  it("an earlier version's output (marked preloads, its own loader script) is left as it is but for the style", () => {
+    const old = `<head>${STYLE}<link rel="preload" as="style" href="/a.css" data-critical-css-preload><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/critical-css-loader.43f2ba8b.js" async></script></head><body></body>`
+    expect(inlineCriticalCss(old, CSS, { loaderSrc: '/l.js' })).toMatchObject({ html: old, deferred: [], stillBlocking: [] })
+    const withEarlier = old.replace('<head>', '<head><link rel="stylesheet" href="/b.css">')
     expect(inlineCriticalCss(withEarlier, CSS, { preload: 'body' })).toMatchObject({ deferred: [], stillBlocking: ['/b.css'] })
   })
 })

@@ -22,6 +22,7 @@ describe('linksRelatively: whether a page finds its own stylesheets relative to 
     ['<link rel="icon" href="favicon.ico">', false],
     ['', false],
     // What the strategies leave where a stylesheet was: a run over its own output decides the same.
+    ['<link rel="stylesheet" href="css/a.css" media="print" data-critical-css-media fetchpriority="high">', true],
     ['<link rel="preload" as="style" href="css/a.css" data-critical-css-preload>', true],
     ['<link rel="preload" as="style" href="css/a.css" onload="this.rel=\'stylesheet\'">', true],
     ['<link rel="preload" as="style" href="css/a.css">', true],

@@ -1,0 +1,93 @@
+/**
+ * Issue 33: the app's own start-up must never race the loader. A Vite app whose shared UI
+ * chunk's CSS is both linked by the page and a dependency of a dynamic import made at
+ * start-up, served with every stylesheet held back 300–800 ms (and, every other load, its
+ * scripts 0–150 ms), loaded 20 times as built and 20 times with the plugin (default
+ * `loader` strategy; and 10 times started from an inline script, as SvelteKit starts): each
+ * load asks for each stylesheet once, has no two `<link>`s of one kind for one href,
+ * applies the stylesheets in the plain build's order, and ends with the button the colour
+ * the app gave it.
+ */
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchChromium } from '../fixtures/browser.ts'
+import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
+import { failures, raceLoads } from '../fixtures/race-loads.ts'
+import { APP_BUTTON_COLOR, buildUiChunkApp, createUiChunkApp, removeUiChunkApp, type UiChunkBuild } from '../fixtures/ui-chunk-app.ts'
+
+const LOADS = 20
+const TOKEN = 'tok_loader_race_0123456789'
+/** What a render of the page would keep: both button rules, in the cascade's order. */
+const CRITICAL_CSS = '.button{color:blue;font:16px system-ui,sans-serif;padding:.5rem 1rem}.button{color:red}#app{min-height:40vh}'
+
+let browser: Browser
+let fake: FakeService
+let root: string
+let plain: UiChunkBuild
+let withPlugin: UiChunkBuild
+
+beforeAll(async () => {
+  fake = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } }, behaviour: () => ({ css: CRITICAL_CSS, instant: true }) })
+  root = await createUiChunkApp()
+  plain = await buildUiChunkApp(root, 'plain', null)
+  withPlugin = await buildUiChunkApp(root, 'plugin', { baseUrl: fake.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false })
+  browser = await launchChromium()
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await fake?.close()
+  if (root) await removeUiChunkApp(root)
+})
+
+describe('a Vite app whose shared UI chunk’s CSS is linked and a dependency of a start-up import', () => {
+  /** The stylesheets' paths as the plain build links them: the UI kit's, then the app's. */
+  const order = (): string[] => {
+    const css = [...plain.files.keys()].filter((file) => file.endsWith('.css'))
+    return [css.find((file) => file.includes('/ui-'))!, css.find((file) => file.includes('/index-'))!].map((file) => `/${file}`)
+  }
+
+  it('as built: links the UI CSS before the app CSS, and names it among the dynamic import’s deps', () => {
+    const [ui, app] = order() as [string, string]
+    const html = plain.files.get('index.html')!
+    expect(html.indexOf(`href="${ui}"`)).toBeGreaterThan(0)
+    expect(html.indexOf(`href="${ui}"`)).toBeLessThan(html.indexOf(`href="${app}"`))
+    const entry = [...plain.files].find(([file]) => /^assets\/index-.*\.js$/.test(file))![1]
+    expect(entry).toContain(`"${ui.slice(1)}"`)
+    expect(entry).toContain('__vitePreload')
+  })
+
+  it('with the plugin: the critical CSS is inline and no stylesheet blocks render', () => {
+    const html = withPlugin.files.get('index.html')!
+    expect(html).toContain('<style data-critical-css>')
+    expect(html).toMatch(/critical-css-loader\.[0-9a-f]{8}\.js/)
+    expect(withPlugin.warnings).toEqual([])
+  })
+
+  it(`as built: each stylesheet once, in order, the app's colour, in ${LOADS} of ${LOADS} loads`, async () => {
+    const outcomes = await raceLoads(browser, plain.files, { loads: LOADS, sheets: order() })
+    expect(failures(outcomes, { order: order(), color: APP_BUTTON_COLOR })).toEqual([])
+  }, 120_000)
+
+  it(`with the plugin: the same, in ${LOADS} of ${LOADS} loads`, async () => {
+    const outcomes = await raceLoads(browser, withPlugin.files, { loads: LOADS, sheets: order() })
+    expect(failures(outcomes, { order: order(), color: APP_BUTTON_COLOR })).toEqual([])
+  }, 120_000)
+
+  it(`with the plugin, the app started from an inline script in the body as SvelteKit starts it: the same, in ${LOADS / 2} of ${LOADS / 2} loads`, async () => {
+    const files = new Map(withPlugin.files).set('index.html', startedInline(withPlugin.files.get('index.html')!))
+    const outcomes = await raceLoads(browser, files, { loads: LOADS / 2, sheets: order() })
+    expect(failures(outcomes, { order: order(), color: APP_BUTTON_COLOR })).toEqual([])
+  }, 120_000)
+})
+
+/**
+ * The page with its entry imported by an inline classic script at the end of the body: it
+ * runs while the document is still parsed, before any deferred script, so no placement of
+ * the loader could make it run first.
+ */
+function startedInline(html: string): string {
+  const entry = /<script type="module" crossorigin src="([^"]+)"><\/script>/.exec(html)
+  if (!entry) throw new Error('no entry script in the page')
+  return html.replace(entry[0], '').replace('</body>', `<script>import(${JSON.stringify(entry[1])})</script>\n</body>`)
+}
