@@ -8,7 +8,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
-import { inferBase, sitePages } from './base-check.ts'
+import { inferBase, sitePages, type SitePage } from './base-check.ts'
 import { siteAddress } from './site-address.ts'
 import { directoryOutput, type BuildOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
@@ -72,8 +72,8 @@ export const stderrLogger: BuildLogger = {
  * named in a ConfigurationError before anything runs. Otherwise the default stands, and the
  * pages that lack their sheets fail one by one (run.ts).
  */
-async function linkedBase(html: ReadonlyMap<string, Uint8Array>, base: string, output: BuildOutput, options: ResolvedOptions, logger: BuildLogger): Promise<string> {
-  const { bases, affected, linking } = await inferBase(sitePages(html), base, output)
+async function linkedBase(pages: readonly SitePage[], base: string, output: BuildOutput, options: ResolvedOptions, logger: BuildLogger): Promise<string> {
+  const { bases, affected, linking } = await inferBase(pages, base, output)
   if (bases.length !== 1) return base
   const [found] = bases as [string]
   const { words } = options
@@ -89,9 +89,9 @@ async function linkedBase(html: ReadonlyMap<string, Uint8Array>, base: string, o
  * serves those URLs from the folder. Said in one line, since it changes what is rendered;
  * pages that disagree are left alone, with the flag that settles it.
  */
-function linkedSite(html: ReadonlyMap<string, Uint8Array>, options: ResolvedOptions, logger: BuildLogger): URL | null {
+function linkedSite(pages: readonly SitePage[], options: ResolvedOptions, logger: BuildLogger): URL | null {
   if (options.siteUrl !== null || options.service !== null) return null
-  const found = siteAddress(sitePages(html))
+  const found = siteAddress(pages)
   const { words } = options
   if (found.kind === 'unsure') {
     logger.info(`critical CSS: the pages link stylesheets by absolute URL, but ${found.reason}, so those URLs are not served from this folder; pass ${words.set('siteUrl', 'URL')} to serve them.`)
@@ -134,11 +134,13 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   for (const file of files) html.set(file, await readFile(join(folder, file)))
   const logger = context.logger ?? stderrLogger
   const output = { read: directoryOutput(folder) }
-  const site = linkedSite(html, resolved, logger)
+  // Every page decoded once, for what its links say of where the site is and below which base.
+  const pages = sitePages(html)
+  const site = linkedSite(pages, resolved, logger)
   const options = site === null ? resolved : { ...resolved, siteUrl: site }
   // A site deployed below a path is served below it, as a site URL given with a path is.
   const sitePath = site !== null && site.pathname !== '/' && !baseSaid ? site.pathname : null
-  const base = sitePath ?? (baseSaid ? given : await linkedBase(html, given, output, options, logger))
+  const base = sitePath ?? (baseSaid ? given : await linkedBase(pages, given, output, options, logger))
   const { updated, assets, report } = await createBuildSession(options).run({
     html,
     base,
