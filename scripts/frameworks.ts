@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { projectEnv } from './node.mjs'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const FRAMEWORKS = join(REPO, 'test', 'frameworks')
@@ -21,7 +22,7 @@ function install(dir: string): void {
   const stamp = join(dir, 'node_modules', STAMP)
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== hash) {
     console.error(`installing ${relative(REPO, dir)} (npm ci) …`)
-    const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' })
+    const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit', env: projectEnv(dir) })
     if (result.status !== 0) throw new Error(`npm ci failed in ${relative(REPO, dir)}`)
     writeFileSync(stamp, hash)
   }
