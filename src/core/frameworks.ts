@@ -12,7 +12,7 @@ export interface Framework {
 const FRAMEWORKS: readonly (Framework & { plugin: RegExp })[] = [
   { name: 'VitePress', plugin: /^vitepress$/, instead: "set `buildEnd: criticalCss()` in .vitepress/config, with `import criticalCss from 'unplugin-critical-css/vitepress'`" },
   { name: 'Astro', plugin: /^astro:/, instead: "add the integration instead of the Vite plugin: `integrations: [criticalCss()]`, with `import criticalCss from 'unplugin-critical-css/astro'`" },
-  { name: 'SvelteKit', plugin: /^vite-plugin-sveltekit/, instead: "wrap the adapter instead of adding the Vite plugin: `kit: { adapter: criticalCss(adapter()) }` in svelte.config.js, with `import criticalCss from 'unplugin-critical-css/sveltekit'`" },
+  { name: 'SvelteKit', plugin: /^vite-plugin-sveltekit/, instead: "wrap the adapter instead of adding the Vite plugin: `sveltekit({ adapter: criticalCss(adapter()) })` in vite.config.js (kit 2: `kit: { adapter: criticalCss(adapter()) }` in svelte.config.js), with `import criticalCss from 'unplugin-critical-css/sveltekit'`" },
   { name: 'Nuxt', plugin: /^nuxt:/, instead: "add the module instead of the Vite plugin, `modules: ['unplugin-critical-css/nuxt']`, and build with `nuxt generate`" },
 ]
 

@@ -6,7 +6,8 @@
  * document). The folder comes from the adapter's own `writePrerendered` call, the base from
  * `paths.base`. Prerendered pages get critical CSS; pages rendered per request get none.
  *
- *   kit: { adapter: criticalCss(adapter(), options) }
+ *   kit 3, vite.config.js:    sveltekit({ adapter: criticalCss(adapter(), options) })
+ *   kit 2, svelte.config.js:  kit: { adapter: criticalCss(adapter(), options) }
  */
 import { resolve } from 'node:path'
 import { processDirectory } from '../core/directory.ts'
@@ -14,14 +15,22 @@ import { ConfigurationError, PLUGIN_NAME } from '../core/errors.ts'
 import type { Options } from '../core/options.ts'
 import type { BuildLogger } from '../core/report.ts'
 
+/**
+ * The part of `builder.config` this wrapper reads: kit 3 puts the options at the top (and
+ * warns, `adapter_config_kit_deprecated`, when an adapter reads the `kit` it still offers);
+ * kit 2 has them under `kit`.
+ */
+export type SvelteKitConfigLike = { paths: { base: string } } | { kit: { paths: { base: string } } }
+
 /** The part of SvelteKit's `Builder` this wrapper uses (kit ≥ 2). */
 export interface SvelteKitBuilderLike {
   /** Kit prints `log.info` only with a verbose log level, so progress goes to `log` itself. */
   log: { (message: string): void; warn(message: string): void }
-  config: { kit: { paths: { base: string } } }
+  config: SvelteKitConfigLike
   writeClient(dest: string): string[]
   writePrerendered(dest: string): string[]
-  compress(directory: string): Promise<void>
+  /** Kit 2 resolves with nothing, kit 3 with the files it compressed. */
+  compress(directory: string): Promise<unknown>
 }
 
 /** The part of SvelteKit's `Adapter` this wrapper uses: `adapt` and whatever else it has. */
@@ -60,6 +69,11 @@ function watching<B extends SvelteKitBuilderLike>(builder: B, written: Written):
   }
 }
 
+/** `paths.base` where this kit keeps it. `in` looks without running kit 3's warning `kit` getter. */
+function basePath(config: SvelteKitConfigLike): string {
+  return 'paths' in config ? config.paths.base : config.kit.paths.base
+}
+
 /** The one folder a static site was written to, or a message naming why there is none. */
 function siteFolder(adapter: string, written: Written): string {
   const pages = [...written.pages]
@@ -83,7 +97,7 @@ export default function criticalCss<A extends SvelteKitAdapterLike<never>>(adapt
       await inner.adapt(watching(builder, written))
       try {
         const logger: BuildLogger = { info: (message) => builder.log(message), warn: (message) => builder.log.warn(message) }
-        await processDirectory(siteFolder(inner.name, written), options, { framework: { name: 'SvelteKit', base: builder.config.kit.paths.base }, logger })
+        await processDirectory(siteFolder(inner.name, written), options, { framework: { name: 'SvelteKit', base: basePath(builder.config) }, logger })
       } finally {
         // A failed run leaves the folder as the adapter would have: compressed as it asked.
         for (const directory of written.compress) await builder.compress(directory)

@@ -1,0 +1,2 @@
+// adapter-static writes every page at build time.
+export const prerender = true
