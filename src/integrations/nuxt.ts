@@ -15,7 +15,9 @@ import { brotliCompress, constants, gzip } from 'node:zlib'
 import { processResolvedDirectory } from '../core/directory.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { resolveDirectoryOptions, type Options } from '../core/options.ts'
+import { counted } from '../core/report.ts'
 import { buildLogger, type FrameworkLogger } from './log.ts'
+import { pagesWithInlinedStyles } from './nuxt-inline-styles.ts'
 
 const CONFIG_KEY = 'criticalCss'
 
@@ -28,7 +30,7 @@ export interface NitroLike {
   }
   logger?: FrameworkLogger
   hooks: {
-    hook(name: 'prerender:done', handler: (result: { prerenderedRoutes?: readonly unknown[] }) => void): unknown
+    hook(name: 'prerender:done', handler: (result: { prerenderedRoutes?: readonly { fileName?: string }[] }) => void): unknown
     hook(name: 'compiled', handler: () => Promise<void>): unknown
   }
 }
@@ -70,18 +72,25 @@ const criticalCss: NuxtModuleLike = Object.assign(
     // A bad option fails `nuxt generate` now, not once the whole site is built.
     const resolved = resolveDirectoryOptions({ ...fromConfig, ...inlineOptions }, { framework: { name: 'Nuxt', base: nuxt.options.app.baseURL } })
     nuxt.hook('nitro:init', (nitro) => {
-      let prerendered = 0
+      let prerendered: readonly { fileName?: string }[] = []
       nitro.hooks.hook('prerender:done', ({ prerenderedRoutes }) => {
-        prerendered = prerenderedRoutes?.length ?? 0
+        prerendered = prerenderedRoutes ?? []
       })
       nitro.hooks.hook('compiled', async () => {
         // A server build that prerendered nothing has no pages in its public folder.
-        if (nitro.options.dev || prerendered === 0) return
+        if (nitro.options.dev || prerendered.length === 0 || resolved.options.enabled === false) return
         const log = buildLogger(nitro.logger)
-        if (nuxt.options.features?.inlineStyles) {
-          log.info('critical CSS: Nuxt inlines the styles it can into each page (`features.inlineStyles`, on by default), and those already paint without a request; set `features: { inlineStyles: false }` in nuxt.config to link them and inline only the critical part.')
-        }
         const folder = nitro.options.output.publicDir
+        // Only with `features.inlineStyles` on can Nuxt inline; whether it did, the pages say.
+        if (nuxt.options.features?.inlineStyles) {
+          const pages = prerendered.flatMap(({ fileName }) => (fileName?.endsWith('.html') ? [fileName] : []))
+          const inlined = await pagesWithInlinedStyles(folder, pages, nuxt.options.app.baseURL)
+          if (inlined > 0) {
+            log.info(
+              `critical CSS: Nuxt inlined styles it did not link into ${counted(inlined, 'page')} (\`features.inlineStyles\`: Nuxt 3 inlines every style by default). They paint without a request, but every page carries them in full, and critical CSS cannot trim them; set \`features: { inlineStyles: false }\` in nuxt.config to have them linked, and only what each page shows first inlined.`,
+            )
+          }
+        }
         const { written } = await processResolvedDirectory(folder, resolved, { root: nuxt.options.rootDir, logger: log })
         if (nitro.options.compressPublicAssets) await recompress(folder, written)
       })

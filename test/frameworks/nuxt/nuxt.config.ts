@@ -7,8 +7,9 @@ export default defineNuxtConfig({
   devtools: { enabled: false },
   telemetry: false,
   css: ['~/assets/site.css'],
-  // Nuxt 3 inlines styles into its pages by default; linked, they are what critical CSS is for.
-  features: { inlineStyles: false },
+  // Nuxt 4's default (\`features.inlineStyles\`) inlines components' styles and links them too.
+  // UCC_TEST_NUXT_STYLES=inline inlines every style instead, as Nuxt 3 does by default.
+  ...(process.env.UCC_TEST_NUXT_STYLES === 'inline' ? { features: { inlineStyles: true } } : {}),
   modules: ucc === 'off' ? [] : [['unplugin-critical-css/nuxt', ucc ? JSON.parse(ucc) : {}]],
   // Reproducible pages: Nuxt writes a random build id and the time each page was rendered
   // into every page, so no two builds match byte for byte. The cache does not need this (its
