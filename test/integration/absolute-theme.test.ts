@@ -13,9 +13,9 @@ import type { BuildReport } from '../../src/core/report.ts'
 import { runCli } from '../fixtures/cli.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 import { tree, writeTree } from '../fixtures/folders.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 
 const SITE = 'https://site.invalid/'
-const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 const temps: string[] = []
 
 afterAll(async () => {

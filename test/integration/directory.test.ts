@@ -18,10 +18,10 @@ import { withoutBrowser } from '../fixtures/browser.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 import { tree } from '../fixtures/folders.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 
 const TOKEN = 'tok_directory_0123456789abcdef'
 const QUOTA_ONE = 'tok_directory_quota1_0123456'
-const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 
 const PAGES = ['index.html', 'pricing/index.html', 'about.html'] as const
 const temps: string[] = []

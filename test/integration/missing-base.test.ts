@@ -22,8 +22,8 @@ import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 import { serveFiles } from '../fixtures/static-server.ts'
 import { tree, writeTree } from '../fixtures/folders.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 
-const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 const temps: string[] = []
 
 afterAll(async () => {

@@ -10,8 +10,8 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SITE_CSS, buildSite, createProject, type BuildOutput } from '../fixtures/sites.ts'
 import { compareScreenshots, startSiteViewer, type PageView, type SiteViewer, type Where } from '../fixtures/site-view.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 
-const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 /** Larger than Vite's 4 KiB inline limit, so it is emitted as a file, not a data: URL. */
 const HERO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><!-- ${'x'.repeat(5000)} --><rect width="8" height="8" fill="#f80"/></svg>`
 const STYLES = { '.hero': ['background-image', 'background-color', 'min-height'], footer: ['padding', 'color'] }

@@ -21,8 +21,8 @@ import { runCli } from '../fixtures/cli.ts'
 import { HUGO_PAGES, MKDOCS_PAGES, TYPEDOC_PAGES, buildHugoSite, buildMkDocsSite, buildTypeDocSite } from '../fixtures/real-sites.ts'
 import { compareScreenshots, startSiteViewer, type PageView, type SiteViewer, type Where } from '../fixtures/site-view.ts'
 import { tree } from '../fixtures/folders.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 
-const CRITICAL = /<style data-critical-css>([^<]*)<\/style>/
 /** Every page renders once per viewport; two small sites' worth of Chromium on a 2-core machine. */
 const SLOW = 240_000
 
