@@ -2,7 +2,7 @@
  * Astro: an integration whose `astro:build:done` hook runs once the pages are written, into
  * the folder Astro hands it (static output: the site; server output: the client folder,
  * which holds the prerendered pages). Pages rendered on demand are made per request, so
- * they get none.
+ * they get none. Tested with Astro 5 and 7, and Starlight (add it after `starlight()`).
  *
  *   integrations: [criticalCss()]
  */

@@ -1,8 +1,9 @@
 /**
  * VitePress renders its pages after the client build; its `buildEnd` hook runs once they
- * are written to `outDir` (VitePress 1.x; `vitepress build --base/--outDir` are already
+ * are written to `outDir` (VitePress 1.6 and 2; `vitepress build --base/--outDir` are already
  * applied to the config it passes). `cache.dir` and `report` are relative to the VitePress
- * root, the folder holding `.vitepress`, as VitePress's own paths are.
+ * root, the folder holding `.vitepress` (`docs/` for `vitepress build docs`), as VitePress's own
+ * paths are; the default cache is below the nearest package.json at or above that root.
  *
  *   export default defineConfig({ buildEnd: criticalCss() })
  */

@@ -1,9 +1,11 @@
 /**
- * Astro 5, built with its own CLI (`npx astro build`) over test/frameworks/astro, whose config
+ * Astro 7, built with its own CLI (`npx astro build`) over test/frameworks/astro, whose config
  * adds `unplugin-critical-css/astro` as a user would: every page it writes gets critical CSS
  * and nothing else changes, a rebuild needs no browser, `base` is the path the pages are
  * served below, a server build gives its prerendered pages CSS and says what happens to the
- * others, and a 402 fails the build only with `strict`.
+ * others, and a 402 fails the build only with `strict`. Astro 7 needs Node ≥ 22.12: on an older
+ * Node the build runs on the newest line scripts/node.mjs installs (its `engines`). Astro 5 has
+ * its own one-build check in astro5.test.ts; Starlight over Astro 7 in starlight.test.ts.
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
