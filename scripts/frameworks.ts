@@ -7,7 +7,7 @@
 //   tsx scripts/frameworks.ts
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { projectEnv } from './node.mjs'
@@ -15,6 +15,7 @@ import { projectEnv } from './node.mjs'
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const FRAMEWORKS = join(REPO, 'test', 'frameworks')
 const STAMP = '.installed-lock'
+const BINS = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin
 
 function install(dir: string): void {
   const lock = readFileSync(join(dir, 'package-lock.json'))
@@ -29,6 +30,15 @@ function install(dir: string): void {
   const link = join(dir, 'node_modules', 'unplugin-critical-css')
   rmSync(link, { recursive: true, force: true })
   symlinkSync(relative(join(dir, 'node_modules'), REPO), link, 'dir')
+  // Its commands too, as npm links a dependency's: `next build && critical-css out` must find
+  // ours, never fall through `npx` to whatever the registry holds under that name.
+  const bins = join(dir, 'node_modules', '.bin')
+  mkdirSync(bins, { recursive: true })
+  for (const [name, file] of Object.entries(BINS)) {
+    const target = join(bins, name)
+    rmSync(target, { force: true })
+    symlinkSync(relative(bins, join(link, file)), target)
+  }
 }
 
 // Every project is tried, so one broken lock file does not hide another.
