@@ -13,13 +13,12 @@
  * and linked once, and a client-side navigation (also one started while the stylesheets
  * are still loading) styles the page it goes to.
  */
-import { cp, readFile, stat } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { extname, join } from 'node:path'
+import { cp } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../fixtures/browser.ts'
+import { serveFolder, type Served } from '../../fixtures/site-view.ts'
 import { criticalCss, expectAllFromCache, expectAllInlined, expectBuildOk, expectCriticalRules, expectOnlyEdits, frameworkDir, NO_BROWSER, output, pagesOf, readReport, readTree, removeDirs, runIn, tempDir, type CommandResult, type Tree } from '../../fixtures/frameworks.ts'
 
 const DIR = frameworkDir('next')
@@ -55,48 +54,6 @@ function rulesFor(file: string): { holds: string[]; not: string[] } {
 // ---------------------------------------------------------------------------------------
 // In the browser
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.txt': 'text/plain; charset=utf-8' }
-
-interface Site {
-  origin: string
-  close(): Promise<void>
-}
-
-/**
- * A static host for a Next export, below `prefix`: `/about` answers about.html (what Next
- * asks of a host), `/` index.html, everything else its file; the query (`?_rsc=…`) is ignored.
- */
-async function serveExport(folder: string, prefix = '/'): Promise<Site> {
-  const find = async (path: string): Promise<string | null> => {
-    for (const candidate of [path, `${path}.html`, `${path}/index.html`]) {
-      const file = join(folder, candidate)
-      if ((await stat(file).catch(() => null))?.isFile()) return file
-    }
-    return null
-  }
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)
-      const file = path.startsWith(prefix) && !path.includes('..') ? await find(path.slice(prefix.length).replace(/\/$/, '') || 'index') : null
-      if (!file) {
-        res.writeHead(404, { 'content-type': 'text/plain' })
-        res.end('not found')
-        return
-      }
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' })
-      res.end(await readFile(file))
-    })()
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
-}
 
 /** The computed styles compared between the original and the processed site (null: no such element). */
 const STYLED: Record<string, readonly string[]> = {
@@ -170,7 +127,7 @@ interface Visit {
  * late, and the click comes as soon as React has hydrated and the page has painted: on the
  * processed site, while the stylesheets of the first page are still loading.
  */
-async function visit(browser: Browser, site: Site, prefix: string, path: string, [to, title]: readonly [string, string], cssDelay = 0): Promise<Visit> {
+async function visit(browser: Browser, site: Served, prefix: string, path: string, [to, title]: readonly [string, string], cssDelay = 0): Promise<Visit> {
   const context = await browser.newContext({ viewport: { width: 1300, height: 900 }, deviceScaleFactor: 1 })
   try {
     await context.route(
@@ -261,12 +218,12 @@ describe.sequential('Next.js static export: `next build && critical-css out`', (
 
   describe('in Chromium, next to the original', () => {
     let browser: Browser
-    let original: Site
-    let processed: Site
+    let original: Served
+    let processed: Served
     beforeAll(async () => {
       browser = await launchChromium()
-      original = await serveExport(join(temp, 'original'))
-      processed = await serveExport(join(temp, 'processed'))
+      original = await serveFolder(join(temp, 'original'), '/')
+      processed = await serveFolder(join(temp, 'processed'), '/')
     })
     afterAll(async () => {
       await Promise.all([browser?.close(), original?.close(), processed?.close()])
@@ -341,7 +298,7 @@ describe.sequential('Next.js static export: `next build && critical-css out`', (
     await cp(OUT, join(temp, 'processed-docs'), { recursive: true })
 
     const browser = await launchChromium()
-    const sites = await Promise.all([serveExport(join(temp, 'original-docs'), '/docs/'), serveExport(join(temp, 'processed-docs'), '/docs/')])
+    const sites = await Promise.all([serveFolder(join(temp, 'original-docs'), '/docs/'), serveFolder(join(temp, 'processed-docs'), '/docs/')])
     try {
       const before = await visit(browser, sites[0], '/docs/', 'about', ['pricing', 'Pricing'])
       const after = await visit(browser, sites[1], '/docs/', 'about', ['pricing', 'Pricing'])
