@@ -5,8 +5,9 @@
 //
 // Plain JavaScript on purpose: CI runs it with the machine's Node before `npm ci`.
 //
-//   node scripts/node.mjs 24 22 20   installs each, prints `<major> <home>` per line
-import { execFileSync } from 'node:child_process'
+//   node scripts/node.mjs 24 22 20                 installs each, prints `<major> <home>` per line
+//   node scripts/node.mjs --run 24 -- vitest run   runs a command on Node 24 (npm test does)
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -78,12 +79,36 @@ export function projectEnv(dir, env = process.env) {
   if (atLeast(process.version, floor)) return { ...env }
   const newest = Math.max(...Object.keys(NODE_VERSIONS).map(Number))
   if (!atLeast(NODE_VERSIONS[newest], floor)) throw new Error(`scripts/node.mjs: ${dir} needs Node ${range}; no line set up here has it`)
-  const home = installNode(newest)
   // Native addons compile against that Node's own headers, not the machine's.
-  return { ...env, npm_config_nodedir: home, PATH: [join(home, 'bin'), env.PATH ?? ''].join(delimiter) }
+  return withNode(installNode(newest), env)
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/**
+ * Runs `command` with Node `major` first on PATH (installed if need be), or as it is when
+ * this already is that line; returns its exit code.
+ */
+export function runOn(major, command, args) {
+  const env = process.versions.node.split('.')[0] === String(major) ? process.env : withNode(installNode(major), process.env)
+  const result = spawnSync(command, args, { stdio: 'inherit', env })
+  if (result.error) throw result.error
+  return result.status ?? 1
+}
+
+const withNode = (home, env) => ({ ...env, npm_config_nodedir: home, PATH: [join(home, 'bin'), env.PATH ?? ''].join(delimiter) })
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === '--run') {
+  const [major, separator, command, ...args] = process.argv.slice(3)
+  if (separator !== '--' || command === undefined) {
+    console.error('usage: node scripts/node.mjs --run <major> -- <command> [args…]')
+    process.exit(2)
+  }
+  try {
+    process.exit(runOn(major, command, args))
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error))
+    process.exit(1)
+  }
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const majors = process.argv.slice(2)
   if (majors.length === 0) {
     console.error(`usage: node scripts/node.mjs <major>…   (majors: ${Object.keys(NODE_VERSIONS).join(', ')})`)

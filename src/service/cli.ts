@@ -76,8 +76,8 @@ go back to the queue, then it exits 0. Logs go to stdout; tokens never appear.
 
 Packages it needs besides this one (optional peers: install what your mode uses):
   playwright-core   rendering with the Chromium engine (not for --role api or --engine)
-  better-sqlite3    --data-dir (the default); compiles from source where no prebuilt
-                    binary fits your platform and Node, which can take minutes
+  better-sqlite3    --data-dir (the default): 13 or later on Node 22 and 24, 12 on
+                    Node 20 (other pairs crash the process, so serve refuses them)
   ioredis, bullmq   --redis
 `,
   create: `critical-css-service token create — make a token

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installNode } from '../../scripts/node.mjs'
 import { createClient } from '../../src/client.ts'
 
 const CLI = fileURLToPath(new URL('../../src/service/cli.ts', import.meta.url))
@@ -16,7 +17,11 @@ const ENGINE = fileURLToPath(new URL('../fixtures/stub-engine-module.ts', import
 let dataDir: string
 
 function cli(...args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' })
+  return cliOn(process.execPath, ...args)
+}
+
+function cliOn(node: string, ...args: string[]) {
+  const result = spawnSync(node, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
@@ -46,6 +51,13 @@ describe('critical-css-service', () => {
     const past = cli('token', 'create', '--plan', 'pro', '--expires', '2020-01-01', '--data-dir', dataDir)
     expect({ code: past.code, stderr: past.stderr }).toEqual({ code: 2, stderr: expect.stringContaining('--expires 2020-01-01 is in the past') })
   })
+
+  it('on Node 20 with better-sqlite3 13 (as this repo installs it), says which to install instead of crashing as it loads', () => {
+    const node20 = join(installNode(20), 'bin', 'node')
+    const result = cliOn(node20, 'token', 'list', '--data-dir', dataDir)
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/better-sqlite3 13\.\d+\.\d+ needs Node 22 or later and crashes as it loads on Node 20\.19\.0: install better-sqlite3 12, `npm install better-sqlite3@\^12`/)
+  }, 30_000)
 
   it('a well-formed command that fails exits 1: revoking a token id that does not exist', () => {
     const revoked = cli('token', 'revoke', 'tok_nope', '--data-dir', dataDir)

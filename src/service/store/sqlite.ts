@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { JobNetwork, JobStatus, Plan, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
-import { requirePeer } from '../peer.ts'
+import { peerVersion, requirePeer } from '../peer.ts'
 import { StoreBusyError, type JobStats, type LocalStore, type StoredJob, type TokenRecord } from './types.ts'
 
 /** Long enough to ride out another connection's short write, short enough not to hold the event loop. */
@@ -148,7 +148,28 @@ function translatingBusy(store: LocalStore, file: string): LocalStore {
   return translated
 }
 
+/**
+ * Which better-sqlite3 runs on which Node without taking the process down, seen on this
+ * project's CI: 12 built for Node 24 aborts at random (a statement collected outside a
+ * context trips Node 24's ObjectWrap cleanup-hook check: `Assertion failed: (env) !=
+ * nullptr`), and 13 (N-API, `engines` >= 22) segfaults as it loads on Node 20.
+ */
+export function sqliteDriverProblem(driver: string, node: string = process.versions.node): string | null {
+  const [driverMajor, nodeMajor] = [Number.parseInt(driver, 10), Number.parseInt(node, 10)]
+  if (driverMajor < 13 && nodeMajor >= 24) {
+    return `better-sqlite3 ${driver} aborts the process at random on Node ${node} (\`Assertion failed: (env) != nullptr\` as a statement is freed): install better-sqlite3 13 or later, \`npm install better-sqlite3@^13\`.`
+  }
+  if (driverMajor >= 13 && nodeMajor < 22) {
+    return `better-sqlite3 ${driver} needs Node 22 or later and crashes as it loads on Node ${node}: install better-sqlite3 12, \`npm install better-sqlite3@^12\`, or run on Node 22 or later.`
+  }
+  return null
+}
+
 function loadDriver(): typeof Database {
+  // Checked before loading: the wrong build crashes the process instead of throwing.
+  const version = peerVersion('better-sqlite3')
+  const problem = version === null ? null : sqliteDriverProblem(version)
+  if (problem !== null) throw new TypeError(`The service keeps data in SQLite (\`dataDir\` / --data-dir), but ${problem}`)
   return requirePeer<typeof Database>('better-sqlite3', 'The service keeps data in SQLite (`dataDir` / --data-dir)')
 }
 
