@@ -20,7 +20,7 @@ export interface SettledPage {
   sheets: ListedSheet[]
   /** What elements above the fold have: `t:tag`, `i:id`, `c:class`. */
   present: string[]
-  /** The page's `style` attributes, joined: they may use custom properties, fonts and animations too. */
+  /** The page's `style` attributes and the SVG presentation attributes that use `var()`, joined: they may use custom properties, fonts and animations too. */
   inlineStyles: string
   /** In how many ms its `<meta http-equiv="refresh">` moves it to another URL; null without one. */
   refreshMs: number | null
@@ -105,9 +105,12 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
     for (const name of Array.from(element.classList)) note(`c:${name}`)
     if (present.size > input.maxTokens || tokenChars > input.maxTokenChars) return stopped('tokens', present.size)
   }
-  const inlineStyles = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
-    .join(';')
-    .slice(0, MAX_INLINE_STYLES)
+  const styled = Array.from(document.querySelectorAll('[style]'), (element) => element.getAttribute('style') ?? '')
+  // SVG presentation attributes take CSS values, custom properties included (`fill="var(--icon)"`, as TypeDoc's icons).
+  for (const element of Array.from(document.querySelectorAll('svg, svg *'))) {
+    for (const attribute of Array.from(element.attributes)) if (attribute.name !== 'style' && attribute.value.includes('var(')) styled.push(attribute.value)
+  }
+  const inlineStyles = styled.join(';').slice(0, MAX_INLINE_STYLES)
   const refresh = /^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?\S/i.exec(document.querySelector('meta[http-equiv="refresh" i]')?.getAttribute('content') ?? '')
   return { base: document.baseURI, sheets, present: [...present], inlineStyles, refreshMs: refresh ? Number(refresh[1]) * 1000 : null, parsed: document.readyState !== 'loading', over: null }
 }

@@ -103,6 +103,11 @@ beforeAll(async () => {
 </style>`,
       LAYOUT,
     ),
+    // TypeDoc's icons: an SVG presentation attribute takes a custom property, which only a stylesheet defines.
+    '/svg-vars.html': page(
+      `<link rel="stylesheet" href="/css/site.css"><style>:root{--icon:#0a0;--unused-icon:#a00}</style>`,
+      `<svg width="24" height="24" viewBox="0 0 24 24"><path fill="var(--icon)" d="M0 0h24v24H0z"/></svg>${LAYOUT}`,
+    ),
     '/media.html': page(
       `<link rel="stylesheet" href="/css/site.css"><style>
 @media print{.hero-title{color:black}}
@@ -229,6 +234,12 @@ describe('Chromium engine: what the first paint shows', () => {
     expect(css).not.toContain('@keyframes fade')
     expect(css).toContain(':root{--brand:#f00;--chain:var(--base);--base:1px;--title-font:"Title Face",serif}')
     expect(css).not.toContain('--below')
+  })
+
+  it('keeps a custom property an SVG presentation attribute uses (`fill="var(--icon)"`), as one a style attribute uses', async () => {
+    const css = await generate('/svg-vars.html')
+    expect(css).toContain(':root{--icon:#0a0}')
+    expect(css).not.toContain('--unused-icon')
   })
 
   it('drops media queries no requested viewport matches, and filters the rest', async () => {

@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
 import type { CriticalCssClient } from '../../client/types.ts'
 import { renderKeyText } from '../../html/render-key.ts'
+import { ENGINE_REVISION } from '../../shared/engine-revision.ts'
 import { baseCheck } from '../base-check.ts'
 import { serveBuild, type BuildServer } from '../build-server.ts'
 import { contentHash, linkedSheets, sheetHashes, sheetLookup } from '../build-sheets.ts'
@@ -89,7 +90,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           const contents = [contentHash(renderKeyText(html)), ...(await hashes(html, page.url)), ...site]
           // The page by where it is served (path and query, below the base), not by its file: the CSS's url()s follow the base.
           const url = new URL(page.url)
-          return cacheKey({ service: NAME, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, contents })
+          return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, contents })
         },
         async missingSheets(page, html) {
           const own = (await Promise.all(linkedSheets(html, page.url).map(sheets))).filter((sheet) => sheet !== null)

@@ -1,0 +1,9 @@
+/**
+ * Bumped whenever the engine (src/engine/) gives other CSS for the same page and stylesheets.
+ * Embedded-mode cache keys carry it, so a build after an upgrade renders again instead of
+ * serving CSS an older engine made. Here, not in engine/, because the cache key is made in
+ * core/, which loads the engine only when a build renders.
+ *
+ * 2: custom properties used from SVG presentation attributes (`fill="var(--icon)"`) are kept.
+ */
+export const ENGINE_REVISION = 2
