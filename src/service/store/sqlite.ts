@@ -165,12 +165,14 @@ export function sqliteDriverProblem(driver: string, node: string = process.versi
   return null
 }
 
+const NEEDED_FOR = 'The service keeps data in SQLite (`dataDir` / --data-dir)'
+
 function loadDriver(): typeof Database {
   // Checked before loading: the wrong build crashes the process instead of throwing.
   const version = peerVersion('better-sqlite3')
   const problem = version === null ? null : sqliteDriverProblem(version)
-  if (problem !== null) throw new TypeError(`The service keeps data in SQLite (\`dataDir\` / --data-dir), but ${problem}`)
-  return requirePeer<typeof Database>('better-sqlite3', 'The service keeps data in SQLite (`dataDir` / --data-dir)')
+  if (problem !== null) throw new TypeError(`${NEEDED_FOR}, but ${problem}`)
+  return requirePeer<typeof Database>('better-sqlite3', NEEDED_FOR)
 }
 
 /**
