@@ -64,6 +64,19 @@ export interface JobNetwork {
   unreadStylesheets: string[]
 }
 
+/**
+ * Where a render's first screen with only its critical CSS still differs from the full page,
+ * after the engine's repairs (an extension of job data, `first_screen`): one per viewport that
+ * differs. Measured in the render's browser, the CSS as the page would get it inlined.
+ */
+export interface FirstScreenDifference {
+  viewport: Viewport
+  /** Share of the viewport's area that differs, 0–1. */
+  share: number
+  /** The outermost elements that differ (`footer.site`), the largest first. */
+  elements: string[]
+}
+
 export interface JobError {
   /** One of {@link JOB_FAILURE_CODES}, or a code this client does not know yet. */
   code: string
@@ -98,6 +111,12 @@ export interface JobData extends Job {
    * when its engine said nothing, and from a service that does not say.
    */
   network?: JobNetwork | null
+  /**
+   * Where the first screen with only the CSS still differs from the full page (the
+   * `first_screen` extension): empty when it was checked and does not, null until the job is
+   * done, when its engine did not check, and from a service that does not say.
+   */
+  firstScreen?: FirstScreenDifference[] | null
 }
 
 export interface Usage {
@@ -156,6 +175,14 @@ const jobNetworkWire = z.object({
   unread_stylesheets: z.array(z.string()),
 })
 
+const firstScreenWire = z.array(
+  z.object({
+    viewport: z.object({ width: z.int().positive(), height: z.int().positive() }),
+    share: z.number().min(0).max(1),
+    elements: z.array(z.string()),
+  }),
+)
+
 const jobWireShape = {
   id: z.string().regex(JOB_ID_PATTERN, 'must match [A-Za-z0-9_-]{1,64}'),
   url: z.string(),
@@ -182,6 +209,7 @@ const jobDataWire = z
     // the stylesheets it names, so a wrong one would break the page.
     third_party: z.string().optional(),
     network: jobNetworkWire.nullable().optional(),
+    first_screen: firstScreenWire.nullable().optional(),
   })
   .superRefine((data, ctx) => {
     if (data.status === 'done' && typeof data.css !== 'string') {
@@ -293,6 +321,10 @@ function jobNetworkFromWire(wire: JobNetworkWire): JobNetwork {
   }
 }
 
+function firstScreenFromWire(wire: z.infer<typeof firstScreenWire>): FirstScreenDifference[] {
+  return wire.map(({ viewport, share, elements }) => ({ viewport: { width: viewport.width, height: viewport.height }, share, elements: [...elements] }))
+}
+
 function jobDataFromWire(wire: JobDataWire): JobData {
   const data: JobData = {
     ...jobFromWire(wire),
@@ -301,6 +333,7 @@ function jobDataFromWire(wire: JobDataWire): JobData {
     viewports: wire.viewports.map(({ width, height }) => ({ width, height })),
     durationMs: wire.duration_ms,
     network: wire.network ? jobNetworkFromWire(wire.network) : null,
+    firstScreen: wire.first_screen ? firstScreenFromWire(wire.first_screen) : null,
   }
   if (isThirdPartyPolicy(wire.third_party)) data.thirdParty = wire.third_party
   return data
@@ -483,6 +516,7 @@ export function jobDataToWire(data: JobData): JobDataWire {
           unread_stylesheets: [...data.network.unreadStylesheets],
         }
       : null,
+    first_screen: data.firstScreen ? data.firstScreen.map(({ viewport, share, elements }) => ({ viewport: { width: viewport.width, height: viewport.height }, share, elements: [...elements] })) : null,
   }
   // A job kept from before the field existed does not know its policy: it says nothing rather than guess.
   if (data.thirdParty !== undefined) wire.third_party = data.thirdParty

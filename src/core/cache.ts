@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
-import type { JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
+import type { FirstScreenDifference, JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 import { writeFileAtomic } from './files.ts'
 import { DEFAULT_CACHE_DIR, type ResolvedOptions } from './options.ts'
 
@@ -33,6 +33,8 @@ export interface CachedResult {
   css: string
   /** What the render went without; null for none (and for entries written before it was kept). */
   network: JobNetwork | null
+  /** Where its first screen differs from the full page; null when not checked (and for entries written before it was kept). */
+  firstScreen: FirstScreenDifference[] | null
   /** ms since the epoch. */
   createdAt: number
 }
@@ -42,6 +44,10 @@ const entrySchema = z.object({
   key: z.string(),
   css: z.string(),
   network: z.object({ skippedHosts: z.array(z.object({ host: z.string(), reason: z.string() })), unreadStylesheets: z.array(z.string()) }).nullable().optional(),
+  firstScreen: z
+    .array(z.object({ viewport: z.object({ width: z.number(), height: z.number() }), share: z.number(), elements: z.array(z.string()) }))
+    .nullable()
+    .optional(),
   createdAt: z.number(),
 })
 
@@ -133,10 +139,10 @@ export function createResultCache(options: { dir: string; ttlMs: number; now?: (
       }
       const age = now() - entry.createdAt
       if (entry.key !== key || age < 0 || age >= options.ttlMs) return null
-      return { css: entry.css, network: entry.network ?? null, createdAt: entry.createdAt }
+      return { css: entry.css, network: entry.network ?? null, firstScreen: entry.firstScreen ?? null, createdAt: entry.createdAt }
     },
-    async set(key, { css, network }) {
-      const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, ...(network ? { network } : {}), createdAt: now() }
+    async set(key, { css, network, firstScreen }) {
+      const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, ...(network ? { network } : {}), ...(firstScreen ? { firstScreen } : {}), createdAt: now() }
       await writeFileAtomic(fileOf(key), JSON.stringify(entry))
     },
   }

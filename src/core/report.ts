@@ -3,6 +3,7 @@
  * while pages are pending, and the JSON file `report` asks for. Nothing here ever holds the
  * token: pages, sizes, times and messages only (messages are already redacted by the client).
  */
+import type { FirstScreenDifference } from '../contract/api-contract.ts'
 import { writeFileAtomic } from './files.ts'
 
 /** Who gave a page its CSS: the configured service (remote mode), the browser the run started (embedded mode), or the cache. */
@@ -26,6 +27,12 @@ export interface PageReport {
   skippedHosts: { host: string; reason: string }[]
   /** Stylesheets the render could not read (paths on the page's own origin, else URLs): their links stay blocking. */
   unreadStylesheets: string[]
+  /**
+   * Where the page's first screen with only its critical CSS still differs from the full page
+   * (until the full CSS loads), per viewport, as the render measured it: share of the screen
+   * and the outermost elements. Empty when it does not, or when the render did not check.
+   */
+  firstScreen: FirstScreenDifference[]
 }
 
 export interface BuildReport {

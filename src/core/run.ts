@@ -19,6 +19,7 @@ import { causeOf, groupFailures, pagesAndCause, type Cause, type FailureContext 
 import { noPagesMessage, type Framework } from './frameworks.ts'
 import { otherReleaseMessage, type OtherRelease } from './modes/deployed-sheets.ts'
 import type { ModeRun, Rendered, Renderer } from './modes/mode.ts'
+import { firstScreenLine } from './first-screen-notes.ts'
 import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, relativeAsset, type Page } from './pages.ts'
@@ -126,7 +127,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   // Who rendered a page that missed the cache: the user's service, or the browser this run started.
   const renderedBy: PageSource = remote ? 'service' : 'embedded'
   const strategy = STRATEGIES[options.preload]
-  const finish = (page: PageWork, { css, network }: Rendered, source: PageReport['source'], ms: number): void => {
+  const finish = (page: PageWork, { css, network, firstScreen }: Rendered, source: PageReport['source'], ms: number): void => {
     const { asset } = strategy
     // What the page gets resolves the way its own links do: a relatively linked site works at any base and from disk.
     const relative = linksRelatively(page.html!)
@@ -151,18 +152,21 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       stillBlocking,
       skippedHosts: network?.skippedHosts ?? [],
       unreadStylesheets: network?.unreadStylesheets ?? [],
+      firstScreen: firstScreen ?? [],
     })
+    const differs = result.changed ? firstScreenLine(firstScreen) : null
+    if (differs !== null) logger.info(`critical CSS: ${page.name} ${differs}`)
     const skipped = skippedHostsLine(network)
     const unread = network?.unreadStylesheets.length ?? 0
     if (skipped !== null) logger.info(`critical CSS: ${page.name} ${skipped}${unread ? `; ${counted(unread, 'stylesheet')} it could not read ${unread === 1 ? 'stays' : 'stay'} blocking` : ''}`)
   }
   const leave = (page: PageWork, message: string): void => {
-    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [] })
+    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
   }
   /** `failure`: the error a page's render ended with, or the run's own reason as text. Said when the run ends, grouped by cause. */
   const fail = (page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void => {
     const message = describeError(failure)
-    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [] })
+    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
     causes.set(page, causeOf(failure, page, context))
   }
   // Remote mode: what the deployed site serves is held to this build (modes/deployed-sheets.ts).
@@ -321,9 +325,9 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
         try {
           if (accountError !== null) throw accountError
           signal.throwIfAborted()
-          const { css, network, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
+          const { css, network, firstScreen, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
           // Named as the page names them, so the notes still match from the cache in a later build.
-          const rendered = { css: await own(page, css), network: localNotes(network, page.url) }
+          const rendered = { css: await own(page, css), network: localNotes(network, page.url), firstScreen }
           finish(page, rendered, source, serviceMs ?? performance.now() - begun)
           await keep(page, rendered)
         } catch (error) {

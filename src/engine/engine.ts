@@ -1,5 +1,5 @@
 /** The part of the service that makes the CSS: the Chromium engine, or a stub in tests. */
-import type { JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
+import type { FirstScreenDifference, JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 
 export interface EngineInput {
   url: string
@@ -22,6 +22,8 @@ export interface EngineInput {
 export interface EngineResult {
   css: string
   network?: JobNetwork
+  /** Where the first screen with only the CSS still differs from the full page, per viewport (absent: not checked). */
+  firstScreen?: FirstScreenDifference[]
 }
 
 export interface Engine {

@@ -81,7 +81,10 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
   window.scrollTo(0, 0)
   const fold = window.innerHeight
   const known = new Map<Element, boolean>()
+  // Elements the first-screen check found its rules are needed for, wherever they are (see first-screen.ts).
+  const forced = new Set<Element>()
   const aboveFold = (element: Element): boolean => {
+    if (forced.has(element)) return true
     const cached = known.get(element)
     if (cached !== undefined) return cached
     let box: Element | null = element
@@ -91,6 +94,7 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
     return result
   }
   ;(window as unknown as Record<symbol, unknown>)[Symbol.for('critical-css.aboveFold')] = aboveFold
+  ;(window as unknown as Record<symbol, unknown>)[Symbol.for('critical-css.forced')] = forced
   const present = new Set<string>()
   let tokenChars = 0
   const note = (token: string): void => {

@@ -5,14 +5,16 @@
  */
 import { createHash } from 'node:crypto'
 import type { Response } from 'playwright-core'
-import { DEFAULT_THIRD_PARTY, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
+import { DEFAULT_THIRD_PARTY, type FirstScreenDifference, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
+import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { Attempt } from './attempt.ts'
 import { BrowserGone, type LaunchedBrowser } from './browser.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
 import { authorityOf, shownHost } from './egress.ts'
 import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
 import { probe, type ProbeOutput } from './extract.ts'
-import { MAX_PAGE_CSS_BYTES, PARSED_CSS_CACHE_BYTES } from './limits.ts'
+import { compareFirstScreen } from './first-screen.ts'
+import { MAX_COMPARED_ELEMENTS, MAX_PAGE_CSS_BYTES, PARSED_CSS_CACHE_BYTES } from './limits.ts'
 import { inPage, isNavigationRace, loadPage, resizePage, type LoadedView } from './load.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
@@ -24,8 +26,12 @@ const EXTRACT_RESERVE_MS = 1500
 const DEFAULT_DEADLINE_MS = 60_000
 /** Hosts and stylesheets a job's notes name at most: a page that reaches for a thousand hosts makes a short answer. */
 const MAX_NOTED = 50
+/** Rounds of repair per viewport (rules added for what the first screen showed without them) before a difference is reported. */
+const MAX_REPAIRS = 2
+/** Elements a first-screen difference names. */
+const MAX_NAMED = 5
 
-export type JobOptions = Pick<ResolvedEngineOptions, 'freshLoadPerViewport' | 'navigationTimeoutMs' | 'loadTimeoutMs' | 'thirdPartyTimeoutMs' | 'fontsTimeoutMs' | 'log'>
+export type JobOptions = Pick<ResolvedEngineOptions, 'checkFirstScreen' | 'freshLoadPerViewport' | 'navigationTimeoutMs' | 'loadTimeoutMs' | 'thirdPartyTimeoutMs' | 'fontsTimeoutMs' | 'log'>
 
 interface FetchedSheet {
   text: string
@@ -109,6 +115,7 @@ export class Jobs {
     let sheets: KeyedSheet[] = []
     let critical: { critical: CriticalCss; unread: string[] } | null = null
     let answers: Answers[] = []
+    let firstScreen: FirstScreenDifference[] = []
     let restarted = false
     for (let index = 0; index < input.viewports.length; index++) {
       const viewport = input.viewports[index]!
@@ -131,11 +138,17 @@ export class Jobs {
           // The viewports read so far were asked other questions: all of them again, from the first.
           restarted = true
           answers = []
+          firstScreen = []
           index = -1
           continue
         }
       }
       answers.push(await ask(here, critical.critical.questions))
+      if (this.#options.checkFirstScreen) {
+        const kept = [...critical.unread, ...unreadable, ...here.network.failedSheets]
+        const difference = await checkFirstScreen(here, viewport, critical.critical, answers, kept, attempt)
+        if (difference) firstScreen.push(difference)
+      }
     }
     const css = critical!.critical.css(answers)
     const network = networkNotes(attempt, views, [...critical!.unread, ...unreadable], pageUrl)
@@ -143,7 +156,7 @@ export class Jobs {
     if (input.tenant !== undefined) attempt.keep(view.spare)
     // Opened now, not earlier: it would compete with this job's page for the CPU.
     this.#pool.refill(launched, input.viewports.slice(0, 1))
-    return { css, network }
+    return { css, network, ...(this.#options.checkFirstScreen ? { firstScreen } : {}) }
   }
 
   /** The job's page (the tenant's warm one, a spare or a new one), loaded and read at `viewport`. */
@@ -292,9 +305,12 @@ function mergeSheetLists(lists: KeyedSheet[][]): KeyedSheet[] {
   return merged
 }
 
-/** Asks the page only about selectors whose subject is among the elements above the fold; the rest are answered no here. */
-async function ask(view: LoadedView, questions: Questions): Promise<Answers> {
-  const present = new Set(view.listed.present)
+/**
+ * Asks the page only about selectors whose subject is among the elements above the fold
+ * (with `marked`, the tokens of elements the first-screen check added); the rest are answered no here.
+ */
+async function ask(view: LoadedView, questions: Questions, marked: Iterable<string> = []): Promise<Answers> {
+  const present = new Set([...view.listed.present, ...marked])
   const candidates: number[] = []
   questions.selectors.forEach((_, index) => {
     if ((questions.subjects[index] ?? []).every((token) => present.has(token))) candidates.push(index)
@@ -303,6 +319,26 @@ async function ask(view: LoadedView, questions: Questions): Promise<Answers> {
   const selectors = new Array<boolean>(questions.selectors.length).fill(false)
   candidates.forEach((index, position) => (selectors[index] = output.selectors[position] === '1'))
   return { selectors, media: Array.from(output.media, (flag) => flag === '1'), inlineStyles: view.listed.inlineStyles }
+}
+
+/**
+ * Renders the first screen with only the critical CSS of the viewports read so far and
+ * compares it with the page as it is (see first-screen.ts). Elements the critical CSS showed
+ * where their own rules keep them out of the first screen, or that made the document wider
+ * than the viewport, get their rules asked for, and the check runs again, a bounded number
+ * of times; what still differs is the job's to report. The last answers are replaced.
+ */
+async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: CriticalCss, answers: Answers[], kept: string[], attempt: Attempt): Promise<FirstScreenDifference | null> {
+  const marked = new Set<string>()
+  for (let round = 0; ; round++) {
+    attempt.throwIfOver()
+    const output = await inPage(view.page, compareFirstScreen, { css: critical.css(answers), kept, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxElements: MAX_COMPARED_ELEMENTS, maxNamed: MAX_NAMED })
+    if (output.marked.length === 0 || round === MAX_REPAIRS) {
+      return output.share > 0 || output.named.length > 0 ? { viewport: { width: viewport.width, height: viewport.height }, share: output.share, elements: output.named } : null
+    }
+    for (const token of output.marked) marked.add(token)
+    answers[answers.length - 1] = await ask(view, critical.questions, marked)
+  }
 }
 
 /**

@@ -15,6 +15,8 @@ export const MAX_FRAMES = 100
 /** Distinct tags, ids and classes above the fold one read may bring back, and their characters together. */
 export const MAX_PRESENT_TOKENS = 100_000
 export const MAX_PRESENT_CHARS = 4 * MiB
+/** Elements the first-screen check compares, in document order: the first screen's are among the first. */
+export const MAX_COMPARED_ELEMENTS = 50_000
 /** CSS source the parse cache keeps for jobs to come, every entry together. */
 export const PARSED_CSS_CACHE_BYTES = 32 * MiB
 

@@ -71,6 +71,13 @@ export interface ChromiumEngineOptions {
    */
   freshLoadPerViewport?: boolean
   /**
+   * After extraction, render each viewport's first screen with only the critical CSS and
+   * compare it with the full render: rules of elements the critical CSS showed out of place
+   * (pushed out of the first screen by their own rules, or widening the document) are added,
+   * and what still differs is reported with the job (`first_screen`). Default true.
+   */
+  checkFirstScreen?: boolean
+  /**
    * Pages kept warm between jobs, across tenants (the least recently used goes first). A job
    * of a tenant with a warm page skips opening a context, and gets its HTTP cache; the page is
    * cleared between jobs. The service passes one more than its workers. Default 3.
@@ -99,6 +106,7 @@ export interface ResolvedEngineOptions extends Omit<BrowserOptions, 'egress'> {
   thirdPartyTimeoutMs: number
   fontsTimeoutMs: number
   freshLoadPerViewport: boolean
+  checkFirstScreen: boolean
   warmPages: number
   idleMs: { spares: number; warm: number }
 }
@@ -115,6 +123,7 @@ export function resolveEngineOptions(options: ChromiumEngineOptions): ResolvedEn
     fontsTimeoutMs: options.fontsTimeoutMs ?? DEFAULT_FONTS_TIMEOUT_MS,
     rendererCpu: { share: options.rendererCpu?.share ?? CPU_SHARE, seconds: options.rendererCpu?.seconds ?? CPU_SECONDS },
     freshLoadPerViewport: options.freshLoadPerViewport ?? false,
+    checkFirstScreen: options.checkFirstScreen ?? true,
     warmPages: options.warmPages ?? DEFAULT_WARM_PAGES,
     idleMs: { spares: idleOption('spares', options.idleMs?.spares, DEFAULT_SPARES_IDLE_MS), warm: idleOption('warm', options.idleMs?.warm, DEFAULT_WARM_IDLE_MS) },
     log: options.log ?? (() => {}),

@@ -43,11 +43,11 @@ export async function renderJob(
     // Aborted while its processing write waited on a busy store: the engine is not started.
     signal.throwIfAborted()
     await options.beforeRun?.(job, signal)
-    const { css, network } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty }), signal)
+    const { css, network, firstScreen } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty }), signal)
     const finished = now()
     const cssBytes = Buffer.byteLength(css)
     return {
-      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null, thirdParty, network: network ?? null },
+      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null, thirdParty, network: network ?? null, firstScreen: firstScreen ?? null },
       line: { event: 'job_done', job: id, ms: finished - started, css_bytes: cssBytes },
       renderMs: finished - started,
     }

@@ -219,6 +219,7 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
     durationMs: null,
     thirdParty,
     network: null,
+    firstScreen: null,
   }
   // One atomic step: a busy store refuses all of it, so a 503 leaves no job nobody runs and no
   // count nobody got; and another request with the key or the last of the quota, on this

@@ -198,9 +198,9 @@ describe('a SQLite database made before third_party and network', () => {
       }
     }
     const upgraded = columns()
-    expect(upgraded.slice(-2)).toEqual(['third_party', 'network'])
+    expect(upgraded.slice(-3)).toEqual(['third_party', 'network', 'first_screen'])
     const store = openSqliteStore(dataDir)
-    expect(store.job('j_old_done')).toMatchObject({ status: 'done', css: 'p{margin:0}', network: null })
+    expect(store.job('j_old_done')).toMatchObject({ status: 'done', css: 'p{margin:0}', network: null, firstScreen: null })
     store.close()
     expect(columns()).toEqual(upgraded)
   })

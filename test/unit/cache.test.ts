@@ -31,8 +31,9 @@ describe('result cache', () => {
     const cache = createResultCache({ dir, ttlMs: 1000, now: () => now })
     const key = cacheKey(parts)
     expect(await cache.get(key)).toBeNull()
-    await cache.set(key, { css: 'p{margin:0}', network: null })
-    expect(await cache.get(key)).toEqual({ css: 'p{margin:0}', network: null, createdAt: 1_000_000 })
+    const firstScreen = [{ viewport: { width: 412, height: 915 }, share: 0.008, elements: ['footer.site'] }]
+    await cache.set(key, { css: 'p{margin:0}', network: null, firstScreen })
+    expect(await cache.get(key)).toEqual({ css: 'p{margin:0}', network: null, firstScreen, createdAt: 1_000_000 })
     now += 999
     expect(await cache.get(key)).not.toBeNull()
     now += 1

@@ -53,7 +53,7 @@ export function clientRenderer(
       }
       try {
         const data = isJobData(answer) ? answer : await client.waitForCss(answer, { deadline, signal })
-        return { css: data.css ?? '', network: data.network ?? null, serviceMs: latencyOf(data) }
+        return { css: data.css ?? '', network: data.network ?? null, firstScreen: data.firstScreen ?? null, serviceMs: latencyOf(data) }
       } catch (error) {
         throw advised(error, 'wait', advice)
       }

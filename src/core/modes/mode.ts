@@ -4,7 +4,7 @@
  * instance has one mode (its build session picks it); the run (`core/run.ts`) only speaks
  * to these interfaces, so it has no mode of its own.
  */
-import type { JobNetwork } from '../../contract/api-contract.ts'
+import type { FirstScreenDifference, JobNetwork } from '../../contract/api-contract.ts'
 import type { BuildOutput } from '../build-server.ts'
 import type { Page } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
@@ -87,6 +87,8 @@ export interface RenderOptions {
 export interface Rendered {
   css: string
   network: JobNetwork | null
+  /** Where the first screen with only the CSS still differs from the full page (null: not checked, or a service that does not say). */
+  firstScreen: FirstScreenDifference[] | null
 }
 
 /** A render's result, with how long the page took at the service. */

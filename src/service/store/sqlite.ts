@@ -11,7 +11,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
-import type { JobNetwork, JobStatus, Plan, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
+import type { FirstScreenDifference, JobNetwork, JobStatus, Plan, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import { peerVersion, requirePeer } from '../peer.ts'
 import { StoreBusyError, type JobStats, type LocalStore, type StoredJob, type TokenRecord } from './types.ts'
 
@@ -45,6 +45,8 @@ const ADDED_JOB_COLUMNS = [
   ['third_party', 'TEXT'],
   // JSON of the render's JobNetwork; null until done, or when the engine said nothing.
   ['network', 'TEXT'],
+  // JSON of the render's first-screen differences; null until done, or when the engine did not check.
+  ['first_screen', 'TEXT'],
 ] as const
 
 interface TokenRow {
@@ -72,6 +74,7 @@ interface JobRow {
   duration_ms: number | null
   third_party: string | null
   network: string | null
+  first_screen: string | null
 }
 
 function tokenFromRow(row: TokenRow): TokenRecord {
@@ -102,6 +105,7 @@ function jobFromRow(row: JobRow): StoredJob {
     viewports: JSON.parse(row.viewports) as Viewport[],
     durationMs: row.duration_ms,
     network: row.network === null ? null : (JSON.parse(row.network) as JobNetwork),
+    firstScreen: row.first_screen === null ? null : (JSON.parse(row.first_screen) as FirstScreenDifference[]),
   }
   if (row.third_party !== null) job.thirdParty = row.third_party as ThirdPartyPolicy
   return job
@@ -123,6 +127,7 @@ function jobToRow(job: StoredJob): JobRow {
     duration_ms: job.durationMs,
     third_party: job.thirdParty ?? null,
     network: job.network ? JSON.stringify(job.network) : null,
+    first_screen: job.firstScreen ? JSON.stringify(job.firstScreen) : null,
   }
 }
 
@@ -226,11 +231,11 @@ export function openSqliteStore(dataDir: string): LocalStore {
     listTokens: db.prepare('SELECT * FROM tokens ORDER BY created_at, id'),
     revokeToken: db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     addJob: db.prepare(
-      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms, third_party, network) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms, @third_party, @network)',
+      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms, third_party, network, first_screen) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms, @third_party, @network, @first_screen)',
     ),
     job: db.prepare('SELECT * FROM jobs WHERE id = ?'),
     updateJob: db.prepare(
-      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms, third_party = @third_party, network = @network WHERE id = @id',
+      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms, third_party = @third_party, network = @network, first_screen = @first_screen WHERE id = @id',
     ),
     listJobs: db.prepare('SELECT * FROM jobs WHERE token_id = ? ORDER BY seq DESC LIMIT ?'),
     listJobsWithStatus: db.prepare('SELECT * FROM jobs WHERE token_id = ? AND status = ? ORDER BY seq DESC LIMIT ?'),

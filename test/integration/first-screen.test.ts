@@ -1,0 +1,136 @@
+/**
+ * Issue 34: the first screen a visitor sees with only the critical CSS is the screen the full
+ * CSS gives. Each page has a shape the fold test alone gets wrong; each is rendered by the
+ * engine, then opened in another browser twice, with its stylesheet and with only the CSS
+ * the engine made inlined in its place, and the first viewports are compared pixel by pixel.
+ * The engine with its first-screen check off shows that each shape fails without it.
+ */
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Viewport } from '../../src/contract/api-contract.ts'
+import { createChromiumEngine, type ChromiumEngine } from '../../src/engine/chromium.ts'
+import type { EngineResult } from '../../src/engine/engine.ts'
+import { launchChromium } from '../fixtures/browser.ts'
+import { compareScreenshots } from '../fixtures/site-view.ts'
+import { serveFiles, type StaticServer } from '../fixtures/static-server.ts'
+
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 })
+
+const DESKTOP = { width: 1300, height: 900 }
+const PHONE = { width: 412, height: 915 }
+const LINK = '<link rel="stylesheet" href="/site.css">'
+
+const page = (body: string): string => `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>t</title>${LINK}</head><body>${body}</body></html>`
+
+/** An image 650 px wide by nature: the photos below the fold. */
+const WIDE_IMAGE = '<svg xmlns="http://www.w3.org/2000/svg" width="650" height="400"><rect width="650" height="400" fill="#888"/></svg>'
+
+const SITE_CSS = `
+body{margin:0;font:16px/1.5 sans-serif}
+header{height:80px;background:#123;color:#fff}
+main{padding:20px}
+.site-footer{margin-top:120vh;background:#333;color:#eee;padding:40px}
+.gallery img{max-width:100%;height:auto}
+.gallery{padding:10px;background:#eef}
+.spacer{height:1500px}
+.bar{position:fixed;top:0;left:0;right:0;height:56px;background:#123;color:#fff}
+.bar button{position:absolute;right:8px;top:8px}
+table{border-collapse:collapse}
+td{border:1px solid #999;padding:4px}
+td.late{width:600px}
+`
+
+let site: StaticServer
+let engine: ChromiumEngine
+let unchecked: ChromiumEngine
+let browser: Browser
+
+const PAGES: Record<string, string> = {
+    // The footer's own rule keeps it out of the first screen: without it, it shows there.
+    '/footer.html': page('<header>Head</header><main><p>Short</p></main><footer class="site-footer">Footer text</footer>'),
+    // Images far below the fold, held to the screen's width only by a rule: without it a phone's document is 650 px wide, and the fixed bar with it (startbootstrap-creative's portfolio).
+    '/gallery.html': page('<nav class="bar">Brand <button>Menu</button></nav><main><p>Short</p><div class="spacer"></div></main><section class="gallery"><img src="/wide.svg"><img src="/wide.svg"></section>'),
+    // A column's width set by a cell far below the fold: no rule of the first screen's own elements fixes it.
+    '/table.html': page(`<header>Head</header><table><tr><td>first</td><td>row</td></tr>${'<tr><td>a</td><td>b</td></tr>'.repeat(60)}<tr><td class="late">late</td><td>row</td></tr></table>`),
+}
+
+beforeAll(async () => {
+  site = await serveFiles({ ...PAGES, '/site.css': SITE_CSS, '/wide.svg': WIDE_IMAGE })
+  engine = createChromiumEngine()
+  unchecked = createChromiumEngine({ checkFirstScreen: false })
+  browser = await launchChromium()
+})
+
+afterAll(async () => {
+  await Promise.all([engine?.close(), unchecked?.close(), browser?.close(), site?.close()])
+})
+
+function render(target: ChromiumEngine, path: string, viewports: Viewport[], tenant?: string): Promise<EngineResult> {
+  return target.generate({ url: `${site.origin}${path}`, viewports, signal: AbortSignal.timeout(60_000), deadline: Date.now() + 60_000, ...(tenant ? { tenant } : {}) })
+}
+
+/** The first viewport of `path` as a phone or a desktop shows it, with `html` served in its place; and how wide its document is. */
+async function firstScreen(path: string, html: string, viewport: Viewport): Promise<{ png: Buffer; width: number }> {
+  const phone = viewport.width < 600
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: phone, hasTouch: phone })
+  try {
+    const tab = await context.newPage()
+    await tab.route(`${site.origin}${path}`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }))
+    await tab.goto(`${site.origin}${path}`, { waitUntil: 'load' })
+    const width = await tab.evaluate(() => document.documentElement.scrollWidth)
+    return { png: await tab.screenshot({ type: 'png' }), width }
+  } finally {
+    await context.close()
+  }
+}
+
+/** Pixels of the first viewport that differ between the page and the page with only `css` in place of its stylesheet. */
+async function differingPixels(path: string, css: string, viewport: Viewport): Promise<{ pixels: number; widths: [number, number] }> {
+  const original = PAGES[path]!
+  const full = await firstScreen(path, original, viewport)
+  const critical = await firstScreen(path, original.replace(LINK, `<style>${css}</style>`), viewport)
+  return { pixels: compareScreenshots(full.png, critical.png).differentPixels, widths: [full.width, critical.width] }
+}
+
+describe('the first screen with only the critical CSS', () => {
+  it('a footer its own margin keeps below the fold: without the check it shows in the first screen; with it its rule is in and the screens are the same', async () => {
+    const before = await render(unchecked, '/footer.html', [DESKTOP])
+    expect((await differingPixels('/footer.html', before.css, DESKTOP)).pixels).toBeGreaterThan(0)
+    const after = await render(engine, '/footer.html', [DESKTOP])
+    expect(after.css).toContain('.site-footer{margin-top:120vh')
+    expect((await differingPixels('/footer.html', after.css, DESKTOP)).pixels).toBe(0)
+    expect(after.firstScreen).toEqual([])
+  })
+
+  it('images below the fold that widen a phone’s document without their rule: the rule is in, the document keeps the phone’s width, the screens are the same', async () => {
+    const before = await render(unchecked, '/gallery.html', [DESKTOP, PHONE])
+    const broken = await differingPixels('/gallery.html', before.css, PHONE)
+    expect(broken.widths).toEqual([PHONE.width, 650])
+    expect(broken.pixels).toBeGreaterThan(0)
+    const after = await render(engine, '/gallery.html', [DESKTOP, PHONE])
+    expect(after.css).toContain('.gallery img{max-width:100%;height:auto}')
+    // Only what keeps the document narrow: the section's own padding and background are not needed.
+    expect(after.css).not.toContain('#eef')
+    for (const viewport of [DESKTOP, PHONE]) expect(await differingPixels('/gallery.html', after.css, viewport)).toEqual({ pixels: 0, widths: [viewport.width, viewport.width] })
+    expect(after.firstScreen).toEqual([])
+  })
+
+  it('a difference no rule of its own elements repairs is reported, with the share of the screen and the elements, and the screens do differ', async () => {
+    const result = await render(engine, '/table.html', [DESKTOP])
+    expect((await differingPixels('/table.html', result.css, DESKTOP)).pixels).toBeGreaterThan(0)
+    expect(result.css).not.toContain('.late')
+    expect(result.firstScreen).toHaveLength(1)
+    const [difference] = result.firstScreen!
+    expect(difference!.viewport).toEqual(DESKTOP)
+    expect(difference!.share).toBeGreaterThan(0)
+    expect(difference!.share).toBeLessThan(1)
+    expect(difference!.elements[0]).toBe('table')
+  })
+
+  it('the check leaves the page as it was: where it repairs nothing, the CSS of both viewports, and of a tenant’s next job on the same page, is the CSS without the check', async () => {
+    const plain = await render(unchecked, '/table.html', [DESKTOP, PHONE])
+    const checked = [await render(engine, '/table.html', [DESKTOP, PHONE], 'tenant'), await render(engine, '/table.html', [DESKTOP, PHONE], 'tenant')]
+    expect(checked.map((result) => result.css)).toEqual([plain.css, plain.css])
+    expect(checked[1]!.firstScreen).toEqual(checked[0]!.firstScreen)
+  })
+})
