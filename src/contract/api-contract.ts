@@ -209,7 +209,8 @@ const jobDataWire = z
     // the stylesheets it names, so a wrong one would break the page.
     third_party: z.string().optional(),
     network: jobNetworkWire.nullable().optional(),
-    first_screen: firstScreenWire.nullable().optional(),
+    // Only said to the user, never acted on: a malformed one is read as not said.
+    first_screen: firstScreenWire.nullable().optional().catch(null),
   })
   .superRefine((data, ctx) => {
     if (data.status === 'done' && typeof data.css !== 'string') {

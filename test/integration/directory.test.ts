@@ -126,6 +126,25 @@ describe('processDirectory, embedded mode', () => {
     }
   }, 120_000)
 
+  it('a page whose first screen still differs with only its critical CSS: inlined, the report and the log give the share and the element, and the cache gives them again', async () => {
+    const { root, dist } = await project()
+    // A column whose width a cell far below the fold sets: no rule of the first screen's own elements repairs it.
+    const rows = '<tr><td>a</td><td>b</td></tr>'.repeat(60)
+    const html = `<!doctype html><html><head><meta charset="utf-8"><title>t</title><link rel="stylesheet" href="/table.css"></head><body><table><tr><td>first</td><td>row</td></tr>${rows}<tr><td class="late">late</td><td>row</td></tr></table></body></html>`
+    await writeFile(join(dist, 'table.css'), 'body{margin:0}td{border:1px solid #999;padding:4px}td.late{width:600px}')
+    await writeFile(join(dist, 'index.html'), html)
+    const logger = quiet()
+    const { report } = await processDirectory(dist, { pages: ['/index.html'], viewports: [{ width: 1300, height: 900 }] }, { root, logger, env: {} })
+    const [entry] = report.pages
+    expect(entry).toMatchObject({ outcome: 'inlined', firstScreen: [{ viewport: { width: 1300, height: 900 }, elements: ['table'] }] })
+    const share = entry!.firstScreen[0]!.share
+    expect(share).toBeGreaterThan(0)
+    expect(logger.infos.filter((line) => line.startsWith('critical CSS: /index.html first screen differs until the full CSS loads: ') && line.includes(' at 1300×900 (table)'))).toHaveLength(1)
+    await writeFile(join(dist, 'index.html'), html)
+    const again = await withoutBrowser(() => processDirectory(dist, { pages: ['/index.html'], viewports: [{ width: 1300, height: 900 }] }, { root, logger: quiet(), env: {} }))
+    expect(again.report.pages[0]).toMatchObject({ source: 'cache', firstScreen: [{ share, elements: ['table'] }] })
+  }, 120_000)
+
   it('leaves a page whose CSS is all inline as it is, without rendering it', async () => {
     const { root, dist } = await project()
     const inline = '<!doctype html><html><head><title>x</title><style>.hero{min-height:100vh}</style></head><body><header class="hero">x</header></body></html>\n'

@@ -133,17 +133,18 @@ describe('parsing answers', () => {
   })
 
   it('writes back exactly what it read', () => {
-    expect(jobDataToWire(parseJobData(jobData))).toEqual({ ...jobData, network: null })
+    expect(jobDataToWire(parseJobData(jobData))).toEqual({ ...jobData, network: null, first_screen: null })
     expect(usageToWire(parseUsage(usage))).toEqual(usage)
   })
 })
 
-describe('third_party and network in job data (extensions)', () => {
+describe('third_party, network and first_screen in job data (extensions)', () => {
   const network = {
     skipped_hosts: [{ host: 'fonts.example.net', reason: 'cut: still loading after the page' }],
     unread_stylesheets: ['https://fonts.example.net/css2?family=Inter'],
   }
-  const extended = { ...jobData, third_party: 'block', network }
+  const firstScreen = [{ viewport: { width: 412, height: 915 }, share: 0.008, elements: ['table', 'footer.site'] }]
+  const extended = { ...jobData, third_party: 'block', network, first_screen: firstScreen }
 
   it('maps them to camelCase and writes back exactly what it read', () => {
     const parsed = parseJobData(extended)
@@ -152,8 +153,9 @@ describe('third_party and network in job data (extensions)', () => {
       skippedHosts: [{ host: 'fonts.example.net', reason: 'cut: still loading after the page' }],
       unreadStylesheets: ['https://fonts.example.net/css2?family=Inter'],
     })
+    expect(parsed.firstScreen).toEqual(firstScreen)
     expect(jobDataToWire(parsed)).toEqual(extended)
-    const pending = { ...job, css: null, css_bytes: null, viewports: [{ width: 1300, height: 900 }], duration_ms: null, third_party: 'wait', network: null }
+    const pending = { ...job, css: null, css_bytes: null, viewports: [{ width: 1300, height: 900 }], duration_ms: null, third_party: 'wait', network: null, first_screen: null }
     expect(jobDataToWire(parseJobData(pending))).toEqual(pending)
   })
 
@@ -161,6 +163,7 @@ describe('third_party and network in job data (extensions)', () => {
     const parsed = parseJobData(jobData)
     expect(parsed.thirdParty).toBeUndefined()
     expect(parsed.network).toBeNull()
+    expect(parsed.firstScreen).toBeNull()
     expect(jobDataToWire(parsed)).not.toHaveProperty('third_party')
   })
 
@@ -176,9 +179,18 @@ describe('third_party and network in job data (extensions)', () => {
     expect(violation(() => parseJobData({ ...extended, network: 'none' })).field).toBe('network')
   })
 
+  it('reads a malformed first_screen as not said: it is only told to the user, and the CSS does not depend on it', () => {
+    for (const broken of ['none', [{ viewport: { width: 412, height: 915 }, share: 2, elements: [] }], [{ share: 0.1 }]]) {
+      const parsed = parseJobData({ ...extended, first_screen: broken })
+      expect(parsed.firstScreen).toBeNull()
+      expect(parsed.css).toBe(jobData.css)
+    }
+  })
+
   it('leaves them out of the job object, as it leaves out css', () => {
     expect(parseJob(extended)).not.toHaveProperty('thirdParty')
     expect(parseJob(extended)).not.toHaveProperty('network')
+    expect(parseJob(extended)).not.toHaveProperty('firstScreen')
   })
 })
 
