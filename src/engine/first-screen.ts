@@ -15,6 +15,8 @@ export interface CompareInput {
   maxElements: number
   /** Most elements named per difference. */
   maxNamed: number
+  /** Longest wait for the critical CSS's web fonts, which load anew from its own `@font-face`s (from the cache). */
+  fontsMs: number
 }
 
 export interface CompareOutput {
@@ -38,7 +40,7 @@ export interface CompareOutput {
  * painted properties of those in the first screen, are compared; everything is put back as
  * it was before returning.
  */
-export function compareFirstScreen(input: CompareInput): CompareOutput {
+export async function compareFirstScreen(input: CompareInput): Promise<CompareOutput> {
   const PAINTED = ['color', 'background-color', 'background-image', 'font-family', 'font-size', 'font-weight', 'font-style', 'visibility', 'opacity', 'border-top-width', 'border-bottom-width', 'border-left-width', 'border-right-width', 'box-shadow', 'text-decoration-line', 'fill', 'stroke']
   const CELL = 10
   window.scrollTo(0, 0)
@@ -75,6 +77,7 @@ export function compareFirstScreen(input: CompareInput): CompareOutput {
   }
 
   const full = shoot()
+  const stuck = new Set(Array.from(document.fonts).filter((face) => face.status === 'loading'))
   const turnedOff: CSSStyleSheet[] = []
   let firstOff: Element | null = null
   for (const sheet of Array.from(document.styleSheets)) {
@@ -93,6 +96,11 @@ export function compareFirstScreen(input: CompareInput): CompareOutput {
   else (document.head ?? document.documentElement).append(critical)
   let bare: Shot
   try {
+    // Laid out once, the critical CSS's own font faces start loading: a glyph's width must not depend on how soon.
+    // Only those are waited for; a font of the page's that never came does not come now either.
+    void document.documentElement.offsetHeight
+    const loading = Array.from(document.fonts).filter((face) => face.status === 'loading' && !stuck.has(face))
+    if (loading.length > 0) await Promise.race([Promise.all(loading.map((face) => face.loaded.catch(() => face))), new Promise<void>((resolve) => setTimeout(resolve, input.fontsMs))])
     bare = shoot()
   } finally {
     critical.remove()

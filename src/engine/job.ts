@@ -30,6 +30,8 @@ const MAX_NOTED = 50
 const MAX_REPAIRS = 2
 /** Elements a first-screen difference names. */
 const MAX_NAMED = 5
+/** Longest the check waits for the fonts the critical CSS declares again: they come from the browser's caches. */
+const CHECK_FONTS_MS = 500
 
 export type JobOptions = Pick<ResolvedEngineOptions, 'checkFirstScreen' | 'freshLoadPerViewport' | 'navigationTimeoutMs' | 'loadTimeoutMs' | 'thirdPartyTimeoutMs' | 'fontsTimeoutMs' | 'log'>
 
@@ -332,7 +334,7 @@ async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: 
   const marked = new Set<string>()
   for (let round = 0; ; round++) {
     attempt.throwIfOver()
-    const output = await inPage(view.page, compareFirstScreen, { css: critical.css(answers), kept, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxElements: MAX_COMPARED_ELEMENTS, maxNamed: MAX_NAMED })
+    const output = await inPage(view.page, compareFirstScreen, { css: critical.css(answers), kept, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxElements: MAX_COMPARED_ELEMENTS, maxNamed: MAX_NAMED, fontsMs: CHECK_FONTS_MS })
     if (output.marked.length === 0 || round === MAX_REPAIRS) {
       return output.share > 0 || output.named.length > 0 ? { viewport: { width: viewport.width, height: viewport.height }, share: output.share, elements: output.named } : null
     }

@@ -78,6 +78,8 @@ async function processCopy(work: string, original: string, flags: readonly strin
 function expectInlined(processed: Processed): void {
   expect(processed.code, processed.stderr).toBe(0)
   expect(processed.report?.pages.map((page) => [page.file, page.outcome, page.message]).filter(([, outcome]) => outcome !== 'inlined')).toEqual([])
+  // Each first screen with only its critical CSS is the full one: icon fonts, SVG icons and footers included (issue 34).
+  expect(processed.report?.pages.filter((page) => page.firstScreen.length > 0).map((page) => [page.file, page.firstScreen])).toEqual([])
 }
 
 /** Where the original works: every stylesheet applied, no request failed but the ones it is known to (else a comparison there would prove nothing). */
