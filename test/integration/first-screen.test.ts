@@ -38,6 +38,9 @@ main{padding:20px}
 table{border-collapse:collapse}
 td{border:1px solid #999;padding:4px}
 td.late{width:600px}
+p{margin:0}
+.lead{height:800px}
+.edge{margin-top:40px;background:#12233d;color:#f4d35e}
 `
 
 let site: StaticServer
@@ -50,7 +53,9 @@ const PAGES: Record<string, string> = {
     '/footer.html': page('<header>Head</header><main><p>Short</p></main><footer class="site-footer">Footer text</footer>'),
     // Images far below the fold, held to the screen's width only by a rule: without it a phone's document is 650 px wide, and the fixed bar with it (startbootstrap-creative's portfolio).
     '/gallery.html': page('<nav class="bar">Brand <button>Menu</button></nav><main><p>Short</p><div class="spacer"></div></main><section class="gallery"><img src="/wide.svg"><img src="/wide.svg"></section>'),
-    // A column's width set by a cell far below the fold: no rule of the first screen's own elements fixes it.
+    // A paragraph its own top margin puts just below the fold: without it, a strip of unstyled text at the bottom edge (a Hugo home page at 1300×900).
+  '/edge.html': page('<header>Head</header><p class="lead">Lead</p><p class="edge">Kept by hand</p>'),
+  // A column's width set by a cell far below the fold: no rule of the first screen's own elements fixes it.
     '/table.html': page(`<header>Head</header><table><tr><td>first</td><td>row</td></tr>${'<tr><td>a</td><td>b</td></tr>'.repeat(60)}<tr><td class="late">late</td><td>row</td></tr></table>`),
 }
 
@@ -99,6 +104,15 @@ describe('the first screen with only the critical CSS', () => {
     const after = await render(engine, '/footer.html', [DESKTOP])
     expect(after.css).toContain('.site-footer{margin-top:120vh')
     expect((await differingPixels('/footer.html', after.css, DESKTOP)).pixels).toBe(0)
+    expect(after.firstScreen).toEqual([])
+  })
+
+  it('a paragraph its own margin puts just below the fold: without the check a strip of it shows at the bottom edge; with it the screens are the same', async () => {
+    const before = await render(unchecked, '/edge.html', [DESKTOP])
+    expect((await differingPixels('/edge.html', before.css, DESKTOP)).pixels).toBeGreaterThan(0)
+    const after = await render(engine, '/edge.html', [DESKTOP])
+    expect(after.css).toContain('.edge{margin-top:40px')
+    expect((await differingPixels('/edge.html', after.css, DESKTOP)).pixels).toBe(0)
     expect(after.firstScreen).toEqual([])
   })
 
