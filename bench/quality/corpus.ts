@@ -1,9 +1,10 @@
 /**
  * The corpus: real template sites from the npm registry, fetched with `npm pack` at bench
- * time into `node_modules/.cache/critical-css-bench/` (never committed) and served from
- * 127.0.0.1 by a small static server.
+ * time into `node_modules/.cache/critical-css-bench/` (never committed), and the shapes
+ * site committed beside this file; all served from 127.0.0.1 by a small static server.
  */
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -26,8 +27,18 @@ export const CORPUS: readonly CorpusEntry[] = [
   { name: 'html5-boilerplate', version: '9.0.1' },
 ]
 
+/**
+ * Pages in the shapes issue 34 names (bench/quality/shapes/, one shape a page): each first
+ * screen depends on a rule, sheet or value that a critical CSS judged by what is above the
+ * fold can miss. Not in {@link CORPUS}, which the first-paint bench also renders.
+ */
+export const SHAPES = { name: 'shapes', dir: fileURLToPath(new URL('./shapes/', import.meta.url)) } as const
+
+/** The quality bench's sites: the template packages, then the shapes. */
+export const QUALITY_SITES: readonly string[] = [...CORPUS.map((entry) => entry.name), SHAPES.name]
+
 export interface Site extends CorpusEntry {
-  /** The built site (`dist/` of the package). */
+  /** The built site: `dist/` of the package, or the shapes' folder. */
   dir: string
   /** Root-relative paths of its pages, `/index.html` first. */
   pages: string[]
@@ -48,20 +59,37 @@ export function fetchSite(entry: CorpusEntry, maxPages = Infinity): Site {
   }
   const dir = join(packageDir, 'dist')
   if (!existsSync(dir)) throw new Error(`${entry.name}@${entry.version} has no dist/ folder`)
-  const pages = htmlFiles(dir)
+  return { ...entry, dir, pages: pagesOf(dir).slice(0, maxPages) }
+}
+
+/** A quality site by name: a corpus package (fetched as {@link fetchSite} does) or the shapes. */
+export function qualitySite(name: string, maxPages = Infinity): Site {
+  const entry = CORPUS.find((candidate) => candidate.name === name)
+  if (entry) return fetchSite(entry, maxPages)
+  if (name !== SHAPES.name) throw new Error(`no quality site ${name}; the sites are ${QUALITY_SITES.join(', ')}`)
+  return { name, version: contentHash(SHAPES.dir), dir: SHAPES.dir, pages: pagesOf(SHAPES.dir).slice(0, maxPages) }
+}
+
+function pagesOf(dir: string): string[] {
+  return htmlFiles(dir)
     .map((file) => `/${relative(dir, file).split(sep).join('/')}`)
     .sort((a, b) => Number(b === '/index.html') - Number(a === '/index.html') || a.localeCompare(b))
-  return { ...entry, dir, pages: pages.slice(0, maxPages) }
+}
+
+/** What a committed site has for a version: its files' hash, so figures say which edition of it they measured. */
+function contentHash(dir: string): string {
+  const hash = createHash('sha256')
+  for (const file of allFiles(dir).sort()) hash.update(relative(dir, file)).update('\0').update(readFileSync(file)).update('\0')
+  return hash.digest('hex').slice(0, 8)
+}
+
+function allFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? allFiles(join(dir, entry.name)) : [join(dir, entry.name)]))
 }
 
 function htmlFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return htmlFiles(path)
-    return entry.name.endsWith('.html') ? [path] : []
-  })
+  return allFiles(dir).filter((file) => file.endsWith('.html'))
 }
-
 
 export interface StaticServer {
   /** `http://127.0.0.1:<port>` */

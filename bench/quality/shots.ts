@@ -2,22 +2,46 @@
  * Screenshots of the first viewport (what first paint shows) and their pixel difference.
  * Every variant of a page is served from the same URL (the document request is answered
  * with the variant's HTML), so relative URLs resolve identically, and every variant gets
- * the same style turning animations and transitions off.
+ * the same style turning animations and transitions off and the same device: a phone for
+ * a portrait viewport, a desktop browser otherwise.
  */
 import pixelmatch from 'pixelmatch'
 import { PNG } from 'pngjs'
-import { chromium, type Browser } from 'playwright-core'
+import { chromium, type Browser, type BrowserContextOptions } from 'playwright-core'
 import type { Viewport } from '../../src/contract/api-contract.ts'
 import { withStyle } from './html.ts'
 
 const NO_MOTION = '*,*::before,*::after{transition:none!important;animation:none!important}'
 export const PIXELMATCH_THRESHOLD = 0.1
 
+export interface Shot {
+  /** The first viewport, as a PNG. */
+  png: Buffer
+  /** The document's width in CSS px (`scrollWidth` of the root): wider than the viewport when something overflows it. */
+  scrollWidth: number
+}
+
 export interface Shooter {
   version: string
-  /** A PNG of the first viewport of `url` rendered from `html`. */
-  shoot(url: string, html: string, viewport: Viewport): Promise<Buffer>
+  /** The first viewport of `url` rendered from `html`. */
+  shoot(url: string, html: string, viewport: Viewport): Promise<Shot>
   close(): Promise<void>
+}
+
+/**
+ * A portrait viewport (the default 412×915) is a phone's, so it is rendered as a phone
+ * renders: the page's `<meta name=viewport>` applies, and a document wider than the
+ * viewport widens the layout viewport (zoomed out, without `initial-scale`) instead of
+ * only scrolling sideways, so what spans the layout viewport (a fixed navbar) moves on the
+ * first screen when a rule that held the document narrow is missing.
+ */
+export function isPhone({ width, height }: Viewport): boolean {
+  return height > width
+}
+
+/** The browser context a viewport is rendered in; device pixels 1:1 so that every shot of a viewport has the same size. */
+function deviceOf(viewport: Viewport): BrowserContextOptions {
+  return { viewport, deviceScaleFactor: 1, ...(isPhone(viewport) ? { isMobile: true, hasTouch: true } : {}) }
 }
 
 function isLoopback(url: URL): boolean {
@@ -29,7 +53,7 @@ export async function createShooter(executablePath: string, args: string[]): Pro
   return {
     version: browser.version(),
     async shoot(url, html, viewport) {
-      const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
+      const context = await browser.newContext(deviceOf(viewport))
       try {
         // The resolver rules already refuse other hosts; this also refuses IP literals.
         await context.route((u) => (u.protocol === 'http:' || u.protocol === 'https:') && !isLoopback(u), (route) => route.abort('addressunreachable'))
@@ -39,11 +63,12 @@ export async function createShooter(executablePath: string, args: string[]): Pro
           (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: withStyle(html, NO_MOTION) }),
         )
         await page.goto(url, { waitUntil: 'load', timeout: 30_000 })
-        await page.evaluate(async () => {
+        const scrollWidth = await page.evaluate(async () => {
           await document.fonts.ready
           await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))
+          return document.documentElement.scrollWidth
         })
-        return await page.screenshot({ animations: 'disabled', caret: 'hide', type: 'png' })
+        return { png: await page.screenshot({ animations: 'disabled', caret: 'hide', type: 'png' }), scrollWidth }
       } finally {
         await context.close()
       }
