@@ -106,8 +106,7 @@ export async function compareFirstScreen(input: CompareInput): Promise<CompareOu
     critical.remove()
     for (const sheet of turnedOff) sheet.disabled = false
   }
-  // Read once more, so the page is laid out with its CSS again before anything else reads it.
-  void document.documentElement.scrollWidth
+  // Not laid out again here: whatever reads the page next (a resize, a probe) lays it out once, with its CSS.
 
   // Only what the first screen shows counts: a body that ends lower, a box that grows below the fold, look the same.
   const clipped = (boxes: Float64Array, index: number): string => {
