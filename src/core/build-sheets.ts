@@ -54,7 +54,7 @@ export function stylesheetHashes(find: FileFinder, origin: string): (html: strin
   return sheetHashes(sheetLookup(find, origin))
 }
 
-/** The stylesheets a page's head links, resolved from the page, in document order (an href that is no URL is left out). */
+/** The stylesheets a page links, head then body, resolved from the page, in document order (an href that is no URL is left out). */
 export function linkedSheets(html: string, pageUrl: string): URL[] {
   return sheetUrls(stylesheetHrefs(html), pageUrl)
 }

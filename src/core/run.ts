@@ -211,7 +211,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       if (hit) return finish(page, hit, 'cache', performance.now() - begun)
       // Nothing in the head holds up first paint (CSS inline already, or deferred by an
       // earlier run): critical CSS would only repeat what paints with the page.
-      if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no stylesheet link in its head to defer')
+      if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
       misses.push(page)
     }),
   )

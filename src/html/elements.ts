@@ -20,12 +20,23 @@ export const BREAKOUT: ReadonlySet<string> = new Set([
 ])
 /** Names that matter in the body. */
 const BODY_NAMES: ReadonlySet<string> = new Set([...RAW_TEXT, ...FOREIGN, 'script', 'noscript', 'template', 'body', 'html', 'link', 'select', 'frameset'])
+/**
+ * Those of them that show nothing where they stand (the user agent's style sheet hides
+ * them, and with scripting on a `<noscript>` holds only text). Every other element in the
+ * body is taken to show something.
+ */
+const SHOWS_NOTHING: ReadonlySet<string> = new Set(['body', 'html', 'link', 'noembed', 'noframes', 'noscript', 'script', 'style', 'template', 'title'])
 /** First letter and length of each of them: most body tags (div, p, a, li…) are ruled out without making a string. */
 const BODY_NAME_SHAPES: ReadonlySet<number> = new Set([...BODY_NAMES].map((name) => name.charCodeAt(0) * 32 + name.length))
 
 /** `<svg>` or `<math>`: the root of foreign content. */
 export function isForeignRoot(name: string): name is 'svg' | 'math' {
   return FOREIGN.has(name)
+}
+
+/** A body element (lowercased name) that shows nothing where it stands. */
+export function showsNothing(name: string): boolean {
+  return SHOWS_NOTHING.has(name)
 }
 
 /** The lowercased tag name if it matters in the body, else ''. */

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import MagicString from 'magic-string'
-import { blocksRender } from './links.ts'
+import { blockingLinks, holdingPaint, type BlockingLinks } from './links.ts'
 import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, type SourceTag } from './scan.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, PRELOAD_WITHOUT_LOADER, STRATEGIES, type PreloadStrategy } from './strategies.ts'
 import { asciiTrim } from './syntax.ts'
@@ -46,9 +46,10 @@ export interface InlineResult {
   /** `href`s of the stylesheets that now load without blocking render. */
   deferred: string[]
   /**
-   * `href`s of head stylesheets that still block render, left as they were: managed by the
-   * author (`onload`, `blocking="render"`), or moving them would change the cascade or
-   * break the page.
+   * `href`s of stylesheets that still hold up painting, left as they were: managed by the
+   * author (`onload`, `blocking="render"`), kept blocking (`keepBlocking`), moving them would
+   * change the cascade or break the page, or, with `body` and `none`, in the body before
+   * something shown (the parser waits at such a link until it has loaded).
    */
   stillBlocking: string[]
   /** The edits made, in input offsets, in order. */
@@ -104,6 +105,16 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): Checke
 }
 
 /**
+ * The rewritten link the strategy's script goes after: the last in the head, so that it finds
+ * every one there however early it runs, else the first in the body. The script finds the
+ * body's later links itself once the document is parsed.
+ */
+function assetPlace(rewritten: SourceTag[], blocking: BlockingLinks): SourceTag | undefined {
+  const head = new Set(blocking.head)
+  return rewritten.findLast((link) => head.has(link)) ?? rewritten.find((link) => !head.has(link))
+}
+
+/**
  * Inlines `css` into `html`. Pure: returns the new document and what changed. Running it
  * again on its output replaces the inlined block and leaves converted links alone. Empty
  * css changes nothing.
@@ -113,18 +124,18 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], stillBlocking: [], edits: [] }
 
   const rules = STRATEGIES[strategy]
-  const outline = scanHtml(html, { stopAtBody: (head) => !rules.needsBodyEnd(head) })
+  const outline = scanHtml(html, { readBody: (head) => (rules.needsBodyEnd(head) ? 'all' : 'links') })
   const styleText = neutraliseCss(css)
   const style = `<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
   const edits: InlineEdit[] = []
-  const blocking = outline.headLinks.filter(blocksRender)
+  const blocking = blockingLinks(outline)
 
   const [previous, ...extra] = outline.criticalStyles
   if (previous) {
     edits.push({ start: previous.tag.start, end: previous.end, text: style })
     for (const block of extra) edits.push({ start: block.tag.start, end: block.end, text: '' })
-  } else if (blocking[0]) {
-    edits.push({ start: blocking[0].start, end: blocking[0].start, text: style })
+  } else if (blocking.head[0]) {
+    edits.push({ start: blocking.head[0].start, end: blocking.head[0].start, text: style })
   } else if (outline.headEnd !== null) {
     edits.push({ start: outline.headEnd, end: outline.headEnd, text: style })
   } else {
@@ -132,13 +143,12 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   }
 
   // A link kept blocking is one the strategy may not touch: to `body` it is a fixed point of the cascade.
-  const rewritten = rules.rewritable(
-    outline,
-    blocking.filter((link) => !keepBlocking(asciiTrim(attribute(link, 'href')?.value ?? ''))),
-  )
+  const touchable = (link: SourceTag): boolean => !keepBlocking(asciiTrim(attribute(link, 'href')?.value ?? ''))
+  const rewritten = rules.rewritable(outline, { head: blocking.head.filter(touchable), body: blocking.body.filter(touchable) })
+  const withAsset = assetPlace(rewritten, blocking)
   let atBodyEnd = ''
-  for (const [index, link] of rewritten.entries()) {
-    const edit = rules.rewrite(html, link, { nonce, loaderSrc, last: index === rewritten.length - 1 })
+  for (const link of rewritten) {
+    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset })
     edits.push({ start: link.start, end: link.end, text: edit.inPlace })
     atBodyEnd += edit.atBodyEnd
   }
@@ -157,13 +167,15 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   }
   const result = output.toString()
   const href = (link: SourceTag): string => attribute(link, 'href')?.value ?? ''
-  const kept = new Set(rewritten)
+  const deferred = new Set(rewritten)
   return {
     html: result,
     changed: result !== html,
     cspHash: cspHashOf(styleText),
     deferred: rewritten.map(href),
-    stillBlocking: blocking.filter((link) => !kept.has(link)).map(href),
+    stillBlocking: holdingPaint(outline, blocking)
+      .filter((link) => !deferred.has(link))
+      .map(href),
     edits,
   }
 }

@@ -29,7 +29,7 @@ export class InsertionMode {
     private readonly confuse: () => void,
   ) {
     this.head = new HeadContent(outline)
-    this.body = new BodyContent(foreign)
+    this.body = new BodyContent(outline, foreign, cursor)
   }
 
   get inBody(): boolean {
@@ -41,13 +41,18 @@ export class InsertionMode {
     if (this.mode === 'before-head') this.mode = 'in-head'
   }
 
+  /** A start tag that matters only as something shown (most of the body's). */
+  otherStartTag(start: number): void {
+    if (this.mode === 'in-body') this.body.content(start)
+  }
+
   declaration(end: number): void {
     if (this.mode === 'before-head' && !this.sawHtml) this.outline.headPlace = end
   }
 
   /** Text outside raw text and templates: anything but whitespace starts the body. */
   text(start: number, end: number): void {
-    if (this.mode === 'in-body') return
+    if (this.mode === 'in-body') return this.body.text(start, end)
     const content = this.cursor.html.slice(start, end)
     let first = start
     // A byte-order mark is not content.
@@ -105,7 +110,7 @@ export class InsertionMode {
   finish(end: number, confused: boolean): void {
     if (this.mode === 'in-head') this.head.end(end)
     // Past a confusing point anything may follow, even a <frameset> that drops the body.
-    if (!confused) this.body.finish(this.outline, end)
+    if (!confused) this.body.finish(end)
   }
 
   /** A start tag that begins the body. */
@@ -128,6 +133,8 @@ export class InsertionMode {
     this.mode = 'in-body'
     if (!opens || this.body.openedAt !== null) return
     this.body.openedAt = at
-    if (this.options.stopAtBody?.(this.outline)) this.cursor.stop()
+    const reading = this.options.readBody?.(this.outline) ?? 'all'
+    if (reading === 'nothing') this.cursor.stop()
+    else if (reading === 'links') this.body.readLinksOnly(at)
   }
 }

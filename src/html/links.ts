@@ -2,7 +2,7 @@
  * Which of a page's stylesheet links take part in the cascade and which hold up first
  * paint: what every strategy asks before it touches a link.
  */
-import { loadsStyles } from './outline.ts'
+import { loadsStyles, type HtmlOutline } from './outline.ts'
 import { attribute, scanHtml, type SourceTag } from './scan.ts'
 import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 
@@ -26,16 +26,37 @@ export function applies(tag: SourceTag): boolean {
   return type === undefined || type === '' || type === 'text/css'
 }
 
-/** A stylesheet link that holds up first paint. */
+/** A stylesheet link that blocks where it stands: render in the head, the parser in the body. */
 export function blocksRender(tag: SourceTag): boolean {
   if (!applies(tag)) return false
   const media = attributeValue(tag, 'media')
   return media === undefined || !NON_BLOCKING_MEDIA.has(media)
 }
 
-/** The `href`s of the head's stylesheets that hold up first paint: none once a page's are deferred. */
+/** A scanned page's stylesheet links that block, where the parser put them. */
+export interface BlockingLinks {
+  /** Those that block render. */
+  head: SourceTag[]
+  /** Those that block the parser: it waits at such a link until it has loaded (Chromium). */
+  body: SourceTag[]
+}
+
+export function blockingLinks(outline: HtmlOutline): BlockingLinks {
+  return { head: outline.headLinks.filter(blocksRender), body: outline.bodyLinks.filter(blocksRender) }
+}
+
+/**
+ * Those of `blocking` that hold up painting: every one in the head; in the body, those
+ * something shown follows. One with nothing shown after it holds up only scripts.
+ */
+export function holdingPaint(outline: HtmlOutline, blocking: BlockingLinks): SourceTag[] {
+  return [...blocking.head, ...blocking.body.filter((link) => outline.bodyLinksBeforeContent.has(link))]
+}
+
+/** The `href`s of the stylesheets that hold up painting, in the head and the body: none once a page's are deferred. */
 export function renderBlockingStylesheets(html: string): string[] {
-  return scanHtml(html, { stopAtBody: () => true }).headLinks.filter(blocksRender).map((link) => asciiTrim(attribute(link, 'href')?.value ?? ''))
+  const outline = scanHtml(html, { readBody: () => 'links' })
+  return holdingPaint(outline, blockingLinks(outline)).map((link) => asciiTrim(attribute(link, 'href')?.value ?? ''))
 }
 
 /** An href with a scheme (`https:`, `data:`) or a host (`//cdn…`): it names the same file wherever the page is. */
@@ -50,7 +71,7 @@ const ABSOLUTE_URL = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i
  * the links they were, so a run over its own output decides the same.
  */
 export function linksRelatively(html: string): boolean {
-  const outline = scanHtml(html, { stopAtBody: () => true })
+  const outline = scanHtml(html, { readBody: () => 'nothing' })
   if (outline.baseHref !== null) return false
   const own = outline.headLinks
     .filter((link) => loadsStyles(link) || preloadsStyle(link))

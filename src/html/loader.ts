@@ -15,18 +15,28 @@ import { LOADER_MEDIA_ATTRIBUTE } from './outline.ts'
 // The media changes only once the sheet has loaded: by the standard's rule, a parser-inserted
 // stylesheet still loading whose media matches holds up the scripts that have not run yet. Loaded already,
 // `sheet` is set and no load event comes; a sheet that fails to load has nothing to apply.
-// Another copy of the script (a page processed twice) finds the mark gone and does nothing.
+// Async, it may run before the parser has reached the body's links: it looks again when the
+// document is parsed ('interactive' comes before deferred and module scripts run,
+// DOMContentLoaded after them). A link found twice gets its media back once.
+// In a block, so that it declares no global. Another copy of the script (a page processed
+// twice) finds the mark gone and does nothing.
 export const LOADER_SCRIPT = `/* unplugin-critical-css: applies the full stylesheets without blocking render or scripts */
-for (const link of document.querySelectorAll('link[${LOADER_MEDIA_ATTRIBUTE}]')) {
-  const apply = () => {
-    if (!link.hasAttribute('${LOADER_MEDIA_ATTRIBUTE}')) return
-    const media = link.getAttribute('${LOADER_MEDIA_ATTRIBUTE}')
-    link.removeAttribute('${LOADER_MEDIA_ATTRIBUTE}')
-    if (media) link.media = media
-    else link.removeAttribute('media')
+{
+  const restore = () => {
+    for (const link of document.querySelectorAll('link[${LOADER_MEDIA_ATTRIBUTE}]')) {
+      const apply = () => {
+        if (!link.hasAttribute('${LOADER_MEDIA_ATTRIBUTE}')) return
+        const media = link.getAttribute('${LOADER_MEDIA_ATTRIBUTE}')
+        link.removeAttribute('${LOADER_MEDIA_ATTRIBUTE}')
+        if (media) link.media = media
+        else link.removeAttribute('media')
+      }
+      if (link.sheet) apply()
+      else link.addEventListener('load', apply)
+    }
   }
-  if (link.sheet) apply()
-  else link.addEventListener('load', apply)
+  restore()
+  if (document.readyState === 'loading') document.addEventListener('readystatechange', restore, { once: true })
 }
 `
 

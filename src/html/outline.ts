@@ -38,6 +38,18 @@ export interface HtmlOutline {
    * `<noscript>` there would start the body.
    */
   linksAfterHead: Set<SourceTag>
+  /**
+   * The `<link>`s the parser puts in the body (after `</body>` too), outside `<noscript>`,
+   * `<template>`, comments and SVG or MathML, as far as the scan read (`ScanOptions.readBody`).
+   */
+  bodyLinks: SourceTag[]
+  /**
+   * Those of `bodyLinks` that something shown follows (text, an element that is not a
+   * script, style or link). Chromium's parser waits at a body stylesheet until it has
+   * loaded, so nothing after one is painted before then; one with nothing shown after it
+   * holds up no painting (the `body` strategy's moved links).
+   */
+  bodyLinksBeforeContent: Set<SourceTag>
   /** The head's own `<style>` elements (not critical-CSS blocks): they take part in the cascade. */
   headStyles: SourceTag[]
   /** The head's first `<base>` with an `href`: the page's links resolve against it, not against the page's address. */
@@ -49,7 +61,7 @@ export interface HtmlOutline {
   /**
    * Where stylesheets moved out of the head go: before the body's first stylesheet or
    * `<style>` (so the cascade keeps its order), else before `</body>`, else `</html>`,
-   * else the end of input. Null when the scan stopped where the body began, or when no
+   * else the end of input. Null when the scan did not read the whole body, or when no
    * such place is plain HTML body content (inside `<svg>`, `<math>`, `<select>`, or a
    * `<frameset>` document), where a link would not load.
    */
@@ -61,12 +73,18 @@ export interface HtmlOutline {
   bodyOpened: boolean
 }
 
+/**
+ * How much of the body a scan reads. Reading the body is most of the work.
+ * - `nothing`: the scan ends where the body begins.
+ * - `links`: `bodyLinks` and which of them something shown follows: the scan ends once no
+ *   `<link` is left in the source (at once for most pages) and no link waits for content.
+ * - `all`: also where the body ends (`bodyEnd`, `bodyOpened`).
+ */
+export type BodyReading = 'nothing' | 'links' | 'all'
+
 export interface ScanOptions {
-  /**
-   * Asked once, where the body begins, with what is known of the head by then: true ends
-   * the scan there. Reading the body is most of the work, and only its end is ever needed.
-   */
-  stopAtBody?: (outline: HtmlOutline) => boolean
+  /** Asked once, where the body begins, with what is known of the head by then. Default `all`. */
+  readBody?: (head: HtmlOutline) => BodyReading
 }
 
 export const CRITICAL_STYLE_ATTRIBUTE = 'data-critical-css'

@@ -1,10 +1,11 @@
 /**
  * Finds, with exact source offsets, what the inliner edits in a document: where `<head>`
- * begins and ends, the stylesheets a browser puts in it, earlier critical-CSS blocks, and
- * where stylesheets can go at the end of the body. htmlparser2's tokenizer gives the
- * offsets (`tokens.ts`); `syntax.ts` covers where browsers read the source differently;
- * the few tree-building rules of the HTML standard that decide what is in the head and
- * the body are applied in `tree.ts`, as a browser with scripting on applies them.
+ * begins and ends, the stylesheets a browser puts in it and in the body, earlier
+ * critical-CSS blocks, and where stylesheets can go at the end of the body. htmlparser2's
+ * tokenizer gives the offsets (`tokens.ts`); `syntax.ts` covers where browsers read the
+ * source differently; the few tree-building rules of the HTML standard that decide what
+ * is in the head and the body are applied in `tree.ts`, as a browser with scripting on
+ * applies them.
  */
 import { Cursor } from './cursor.ts'
 import { attribute, loadsStyles, type HtmlOutline, type ScanOptions } from './outline.ts'
@@ -12,7 +13,7 @@ import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 import { TokenReader } from './tokens.ts'
 import { TreeBuilder } from './tree.ts'
 
-export { attribute, becomesStylesheet, CRITICAL_STYLE_ATTRIBUTE, LOADER_MEDIA_ATTRIBUTE, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
+export { attribute, becomesStylesheet, CRITICAL_STYLE_ATTRIBUTE, LOADER_MEDIA_ATTRIBUTE, type BodyReading, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
 
 export function scanHtml(html: string, options: ScanOptions = {}): HtmlOutline {
   const cursor = new Cursor(html)
@@ -24,10 +25,11 @@ export function scanHtml(html: string, options: ScanOptions = {}): HtmlOutline {
   return tree.finish(Math.min(cursor.lastEnd, cursor.cut, tree.openElementStart ?? none, tokens.openTagStart ?? none, html.length))
 }
 
-/** The `href`s of the stylesheets a page's head loads, in document order, entities decoded. */
+/** The `href`s of the stylesheets a page loads, the head's then the body's, in document order, entities decoded. */
 export function stylesheetHrefs(html: string): string[] {
   const hrefs: string[] = []
-  for (const link of scanHtml(html, { stopAtBody: () => true }).headLinks) {
+  const outline = scanHtml(html, { readBody: () => 'links' })
+  for (const link of [...outline.headLinks, ...outline.bodyLinks]) {
     const href = attribute(link, 'href')?.value
     if (href !== undefined && loadsStyles(link)) hrefs.push(asciiTrim(href))
   }
@@ -36,7 +38,7 @@ export function stylesheetHrefs(html: string): string[] {
 
 /** Where a page says it is deployed: its `<link rel=canonical>`, else its Open Graph URL; null when it says neither. */
 export function declaredAddress(html: string): string | null {
-  const outline = scanHtml(html, { stopAtBody: () => true })
+  const outline = scanHtml(html, { readBody: () => 'nothing' })
   const canonical = outline.headLinks.find((link) => asciiTokens(asciiLowercase(attribute(link, 'rel')?.value ?? '')).includes('canonical'))
   const href = canonical === undefined ? undefined : attribute(canonical, 'href')?.value
   const address = href ?? outline.openGraphUrl

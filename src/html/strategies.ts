@@ -4,7 +4,7 @@
  * build asks here what a strategy needs emitted and whether the links it leaves count.
  */
 import { LOADER_FILE, LOADER_SCRIPT } from './loader.ts'
-import { applies, attributeValue, blocksRender } from './links.ts'
+import { applies, attributeValue, blocksRender, type BlockingLinks } from './links.ts'
 import { LOADER_MEDIA_ATTRIBUTE, attribute, becomesStylesheet, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
 import { asciiTokens, asciiTrim } from './syntax.ts'
 
@@ -21,6 +21,9 @@ import { asciiTokens, asciiTrim } from './syntax.ts'
  * - `media`: `media="print"` switched back by `onload`, with a `<noscript>` fallback.
  * - `swap`: `rel="preload"` switched to `stylesheet` by `onload`, with a `<noscript>` fallback.
  * - `none`: links untouched; only the style is inlined.
+ * The body's own stylesheet links stay where they are: `loader`, `media` and `swap` rewrite
+ * them as they do the head's (the parser would otherwise wait at each, showing nothing after
+ * it until it loads); `body` and `none` leave them blocking.
  */
 export type PreloadStrategy = 'loader' | 'body' | 'media' | 'swap' | 'none'
 
@@ -55,13 +58,17 @@ export interface Strategy {
   readonly asset: StrategyAsset | null
   /**
    * Whether it puts anything at the end of the body for this head (asked where the body
-   * begins): otherwise the scan ends there, since reading the body is most of the work.
+   * begins): otherwise the scan reads the body only for its links, since reading the body is
+   * most of the work.
    */
   needsBodyEnd(head: HtmlOutline): boolean
-  /** The blocking links of the page it rewrites. */
-  rewritable(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[]
-  /** What a link becomes (`nonce` for CSP nonces, `loaderSrc` where the asset is served). */
-  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; last: boolean }): LinkEdit
+  /** The blocking links of the page it rewrites, in document order. */
+  rewritable(outline: HtmlOutline, blocking: BlockingLinks): SourceTag[]
+  /**
+   * What a link becomes (`nonce` for CSP nonces, `loaderSrc` where the asset is served,
+   * `withAsset`: the asset's script goes after this link).
+   */
+  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; withAsset: boolean }): LinkEdit
 }
 
 /**
@@ -74,9 +81,12 @@ function convertible(tag: SourceTag): boolean {
   return !asciiTokens(attributeValue(tag, 'blocking') ?? '').includes('render')
 }
 
-/** Links rewritten where they stand: the cascade's order is never at stake. After </head> a <noscript> fallback would start the body. */
-function inPlaceLinks(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[] {
-  return blocking.filter((link) => convertible(link) && !outline.linksAfterHead.has(link))
+/**
+ * Links rewritten where they stand: the cascade's order is never at stake. After </head> a
+ * <noscript> fallback would start the body; in the body it is body content like the link.
+ */
+function inPlaceLinks(outline: HtmlOutline, { head, body }: BlockingLinks): SourceTag[] {
+  return [...head.filter((link) => convertible(link) && !outline.linksAfterHead.has(link)), ...body.filter(convertible)]
 }
 
 /**
@@ -84,9 +94,9 @@ function inPlaceLinks(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[] 
  * nothing but other moved links follow are moved: a `<style>` or a link left in place after
  * one keeps the cascade's order by keeping it blocking.
  */
-function movableLinks(outline: HtmlOutline, blocking: SourceTag[]): SourceTag[] {
+function movableLinks(outline: HtmlOutline, { head }: BlockingLinks): SourceTag[] {
   if (outline.bodyEnd === null) return []
-  const movable = new Set(blocking.filter(convertible))
+  const movable = new Set(head.filter(convertible))
   const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || becomesStylesheet(link)) && !movable.has(link))]
   const lastFixed = Math.max(-1, ...fixed.map((tag) => tag.start))
   return [...movable].filter((link) => link.start > lastFixed)
@@ -158,15 +168,14 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     asset: { file: LOADER_FILE, text: LOADER_SCRIPT },
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
-    rewrite(html, tag, { nonce, loaderSrc, last }) {
+    rewrite(html, tag, { nonce, loaderSrc, withAsset }) {
       // The element stays the page's stylesheet, every attribute with it: only its media
       // waits in the mark (one mark: a stray one of the input's is replaced). A browser
       // fetches a non-matching stylesheet at its lowest priority, so it asks for a high one
       // (the preload of the earlier form was highest), unless the author chose one.
       const held = { media: 'media="print"', [LOADER_MEDIA_ATTRIBUTE]: mediaMark(tag) }
       const link = rebuildLink(html, tag, held, [...(attribute(tag, 'fetchpriority') ? [] : ['fetchpriority="high"']), ...nonceAttribute(tag, nonce)])
-      // After the last link it defers: every one is in the document when the script runs.
-      const script = last ? loaderScriptTag(loaderSrc!, nonce) : ''
+      const script = withAsset ? loaderScriptTag(loaderSrc!, nonce) : ''
       return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>${script}`, atBodyEnd: '' }
     },
   },

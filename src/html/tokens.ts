@@ -25,6 +25,8 @@ export interface TreeBuilding {
   /** Whether the attributes of the start tag so named are read. */
   keepsAttributes(name: string): boolean
   startTag(tag: SourceTag, selfClosing: boolean): void
+  /** A start tag whose name does not matter (`bodyNamesOnly`): in the body, something shown. */
+  otherStartTag(start: number): void
   endTag(name: string, start: number, end: number): void
   text(start: number, end: number): void
   declaration(end: number): void
@@ -119,10 +121,12 @@ export class TokenReader {
   }
 
   private finishTag(endIndex: number, selfClosing: boolean): void {
-    if (this.startTag.start < 0) return
+    const start = this.startTag.start
+    if (start < 0) return
     const tag = this.startTag.finish(endIndex + 1)
     this.cursor.lastEnd = endIndex + 1
     if (tag) this.tree.startTag(tag, selfClosing)
+    else this.tree.otherStartTag(start)
   }
 
   private closeTag(nameStart: number, nameEnd: number): void {

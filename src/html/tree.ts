@@ -71,6 +71,11 @@ export class TreeBuilder implements TreeBuilding {
     if (this.rawText.open === null && this.templateDepth === 0) this.mode.text(start, end)
   }
 
+  otherStartTag(start: number): void {
+    // A template's content is not shown.
+    if (this.templateDepth === 0) this.mode.otherStartTag(start)
+  }
+
   startTag(tag: SourceTag, selfClosing: boolean): void {
     const { name } = tag
     if (this.inForeign()) {
@@ -138,6 +143,8 @@ function emptyOutline(html: string): HtmlOutline {
     headPlace: html.charCodeAt(0) === 0xfeff ? 1 : 0,
     headLinks: [],
     linksAfterHead: new Set(),
+    bodyLinks: [],
+    bodyLinksBeforeContent: new Set(),
     headStyles: [],
     baseHref: null,
     openGraphUrl: null,

@@ -94,7 +94,7 @@ describe('processDirectory, embedded mode', () => {
     await processDirectory(otherDist, { cache: false, pages: ['/'] }, { root: other, logger: quiet(), env: {} })
     const processed = await tree(otherDist)
     const skipped = await processDirectory(otherDist, { cache: false, pages: ['/'] }, { root: other, logger: quiet(), env: {} })
-    expect(skipped.report.pages.map((entry) => [entry.source, entry.outcome, entry.message])).toEqual([[null, 'unchanged', 'no stylesheet link in its head to defer']])
+    expect(skipped.report.pages.map((entry) => [entry.source, entry.outcome, entry.message])).toEqual([[null, 'unchanged', 'no render-blocking stylesheet link to defer']])
     expect(await tree(otherDist)).toEqual(processed)
   }, 120_000)
 

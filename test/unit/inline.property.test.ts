@@ -22,92 +22,93 @@ const link = fc
   })
   .map(({ tag, rel, href, extra, end }) => `<${tag}${rel ? ` rel="${rel}"` : ''} ${href} ${extra.join(' ')}${end}`)
 
-const token = fc.oneof(
-  { weight: 3, arbitrary: link },
-  {
-    weight: 8,
-    arbitrary: fc.constantFrom(
-      '<!doctype html>',
-      '<!DOCTYPE HTML>',
-      '<html>',
-      '<HTML lang=en>',
-      '</html>',
-      '<head>',
-      '<HEAD>',
-      '</head>',
-      '<body>',
-      '<BODY class=x>',
-      '</body>',
-      '<title>T &amp; t</title>',
-      '<meta charset=utf-8>',
-      '<base href="/x/">',
-      '<style>p{color:blue}</style>',
-      '<style data-critical-css>old{}</style>',
-      '<script>"</head><link rel=stylesheet href=s.css>"</script>',
-      '<!-- <head><link rel=stylesheet href=c.css> -->',
-      '<noscript><link rel=stylesheet href=n.css><p>js</p></noscript>',
-      '<template><link rel=stylesheet href=t.css></template>',
-      'hello',
-      '&amp;',
-      ' ',
-      '\n',
-      '\r\n',
-      '<p>',
-      '</p>',
-      '<div>',
-      '</div>',
-      '<svg><style>a{}</style></svg>',
-      '<textarea></head></textarea>',
-      '<table><tr><td>x</table>',
-      '<br/>',
-      '</br>',
-      '<script><!--<script>"</script><link rel=stylesheet href=e.css>"--></script>',
-      '<![CDATA[</head>]]>',
-      '</title x=">">',
-      '<svg><path d="">',
-      '</svg>',
-      '<math><mi>',
-      '<select><option>',
-      '<frameset>',
-      '<style/>q{}</style>',
-      '<noscript/>',
-      '<body><link rel=stylesheet href=/body.css>',
-      '<style>r{}</style>',
-      '<svg><title>t</title><style>s{}</style></svg>',
-      '<svg><foreignObject><div>',
-      '<svg><font>',
-      '<font color=red>',
-      '<math><mi>x</mi></math>',
-      '<svg><desc>',
-      '<template><svg><style>',
-      '</table>',
-      '</div>',
-      '</p>',
-      '<',
-      '>',
-      '"',
-      "'",
-      '</',
-      '<!',
-      '\uFEFF',
-    ),
-  },
-)
+const MARKUP = [
+  '<!doctype html>',
+  '<!DOCTYPE HTML>',
+  '<html>',
+  '<HTML lang=en>',
+  '</html>',
+  '<head>',
+  '<HEAD>',
+  '</head>',
+  '<body>',
+  '<BODY class=x>',
+  '</body>',
+  '<title>T &amp; t</title>',
+  '<meta charset=utf-8>',
+  '<base href="/x/">',
+  '<style>p{color:blue}</style>',
+  '<style data-critical-css>old{}</style>',
+  '<script>"</head><link rel=stylesheet href=s.css>"</script>',
+  '<!-- <head><link rel=stylesheet href=c.css> -->',
+  '<noscript><link rel=stylesheet href=n.css><p>js</p></noscript>',
+  '<template><link rel=stylesheet href=t.css></template>',
+  'hello',
+  '&amp;',
+  ' ',
+  '\n',
+  '\r\n',
+  '<p>',
+  '</p>',
+  '<div>',
+  '</div>',
+  '<svg><style>a{}</style></svg>',
+  '<textarea></head></textarea>',
+  '<table><tr><td>x</table>',
+  '<br/>',
+  '</br>',
+  '<script><!--<script>"</script><link rel=stylesheet href=e.css>"--></script>',
+  '<![CDATA[</head>]]>',
+  '</title x=">">',
+  '<svg><path d="">',
+  '</svg>',
+  '<math><mi>',
+  '<select><option>',
+  '<frameset>',
+  '<style/>q{}</style>',
+  '<noscript/>',
+  '<body><link rel=stylesheet href=/body.css>',
+  '<style>r{}</style>',
+  '<svg><title>t</title><style>s{}</style></svg>',
+  '<svg><foreignObject><div>',
+  '<svg><font>',
+  '<font color=red>',
+  '<math><mi>x</mi></math>',
+  '<svg><desc>',
+  '<template><svg><style>',
+  '</table>',
+  '</div>',
+  '</p>',
+  '<',
+  '>',
+  '"',
+  "'",
+  '</',
+  '<!',
+  '\uFEFF',
+]
+
+/** Markup whose tree the scan follows wherever it stands: no SVG or MathML, templates, selects, framesets or plaintext. */
+const FOLLOWED = MARKUP.filter((markup) => !/<(svg|math|template|select|frameset|plaintext)/i.test(markup))
+
+const tokenOf = (markup: string[]): fc.Arbitrary<string> => fc.oneof({ weight: 3, arbitrary: link }, { weight: 8, arbitrary: fc.constantFrom(...markup) })
 
 /** Token soup, then a few characters deleted or inserted anywhere. */
-const html = fc
-  .tuple(
-    fc.array(token, { maxLength: 30 }).map((tokens) => tokens.join('')),
-    fc.array(fc.tuple(fc.nat(), fc.constantFrom('', '<', '>', '/', '"', "'", '=', ' ', '-', '!', 'a')), { maxLength: 4 }),
-  )
-  .map(([text, mutations]) => {
-    let out = text
-    for (const [at, insert] of mutations) {
-      const i = out.length === 0 ? 0 : at % out.length
-      out = insert === '' ? out.slice(0, i) + out.slice(i + 1) : out.slice(0, i) + insert + out.slice(i)
-    }
-    return out
-  })
+const soup = (markup: string[]): fc.Arbitrary<string> =>
+  fc
+    .tuple(
+      fc.array(tokenOf(markup), { maxLength: 30 }).map((tokens) => tokens.join('')),
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom('', '<', '>', '/', '"', "'", '=', ' ', '-', '!', 'a')), { maxLength: 4 }),
+    )
+    .map(([text, mutations]) => {
+      let out = text
+      for (const [at, insert] of mutations) {
+        const i = out.length === 0 ? 0 : at % out.length
+        out = insert === '' ? out.slice(0, i) + out.slice(i + 1) : out.slice(0, i) + insert + out.slice(i)
+      }
+      return out
+    })
+const html = soup(MARKUP)
 
 const css = fc.oneof(
   fc.string({ maxLength: 40 }),
@@ -153,6 +154,15 @@ function cascade(markup: string): string[] {
     if ((rel.includes('stylesheet') && !rel.includes('alternate')) || swapped) sources.push(`link ${attr(e, 'href')}`)
   }
   return sources
+}
+
+/**
+ * The markup with each `<select>` renamed, so that parse5 reads its content as HTML, as
+ * Chromium does (the standard's select parsing as it is now): parse5 drops a `<link>` there,
+ * Chromium keeps it, and its parser waits at it.
+ */
+function selectAsChromium(markup: string): string {
+  return markup.replace(/(<\/?)select(?=[\t\n\f\r />])/gi, '$1x-select')
 }
 
 function textOf(element: Element): string {
@@ -222,9 +232,12 @@ describe('inlineCriticalCss on generated HTML', () => {
         const ourLoader = (e: Element): boolean => e.tagName === 'script' && e.attrs.some((a) => a.name === 'src' && a.value === LOADER)
         const scripts = (markup: string): number => elements(markup).filter((e) => (e.tagName === 'script' && !ourLoader(e)) || e.attrs.some((a) => a.name === 'onerror')).length
         expect(scripts(output)).toBe(scripts(input))
-        // The loader's own script, once, and only when it has a stylesheet to restore.
+        // The loader's own script, once, and only when it has a stylesheet to restore; put
+        // after a body link, it goes with the body a <frameset> drops.
         const added = elements(output).filter(ourLoader).length - elements(input).filter(ourLoader).length
-        expect(added).toBe(preload === 'loader' && result.deferred.length > 0 ? 1 : 0)
+        const loaders = preload === 'loader' && result.deferred.length > 0 ? 1 : 0
+        if (elements(output).some((e) => e.tagName === 'frameset')) expect(added).toBeLessThanOrEqual(loaders)
+        else expect(added).toBe(loaders)
       }),
       { ...RUNS, ...EXAMPLES_3 },
     )
@@ -243,12 +256,12 @@ describe('inlineCriticalCss on generated HTML', () => {
     )
   })
 
-  it('each deferred stylesheet is converted in the head, and with body, lands in the body as HTML', () => {
+  it('each deferred stylesheet is converted where the parser put it, or with body, lands in the body as HTML', () => {
     fc.assert(
       fc.property(html, css, strategy, (input, style, preload) => {
         fc.pre(style.trim() !== '')
         const result = inlineCriticalCss(input, style, { preload, loaderSrc: LOADER })
-        const parsed = elements(result.html, false)
+        const parsed = elements(selectAsChromium(result.html), false)
         const parentOf = (e: Element): string => (e.parentNode && 'tagName' in e.parentNode ? e.parentNode.tagName : '#')
         const inBody = (e: Element): boolean => {
           for (let node: Node | null = e.parentNode as Node | null; node; node = 'parentNode' in node ? (node.parentNode as Node | null) : null) {
@@ -256,31 +269,72 @@ describe('inlineCriticalCss on generated HTML', () => {
           }
           return false
         }
+        const inPlace = (e: Element): boolean => parentOf(e) === 'head' || inBody(e)
         const attr = (e: Element, name: string): string | undefined => e.attrs.find((a) => a.name === name)?.value
+        // Still the stylesheet it was, held at print, its media in the mark.
+        const held = (e: Element): boolean => /stylesheet/i.test(attr(e, 'rel') ?? '') && attr(e, 'media') === 'print' && attr(e, 'data-critical-css-media') !== undefined
+        // A <frameset> the parser takes drops the body, with the links it held.
+        if (preload !== 'body' && parsed.some((e) => e.tagName === 'frameset')) return
         for (const href of result.deferred) {
           const links = parsed.filter((e) => e.tagName === 'link' && attr(e, 'href') === href && e.namespaceURI === HTML_NS)
-          const inHead = links.filter((e) => parentOf(e) === 'head')
           if (preload === 'body') {
-            expect(inHead.some((e) => attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && attr(e, 'onload') === undefined)).toBe(true)
+            expect(links.some((e) => parentOf(e) === 'head' && attr(e, 'rel') === 'preload' && attr(e, 'as') === 'style' && attr(e, 'onload') === undefined)).toBe(true)
             // At the end of the body, inside whatever element is still open there.
             expect(links.some((e) => /stylesheet/i.test(attr(e, 'rel') ?? '') && inBody(e))).toBe(true)
           } else if (preload === 'loader') {
-            // Still the stylesheet it was, held at print, its media in the mark.
-            const deferredAt = parsed.findIndex(
-              (e) => inHead.includes(e) && /stylesheet/i.test(attr(e, 'rel') ?? '') && attr(e, 'media') === 'print' && attr(e, 'data-critical-css-media') !== undefined,
-            )
-            expect(deferredAt).toBeGreaterThanOrEqual(0)
-            // The script comes after every link it restores, in the head, async.
-            const script = parsed.findIndex((e) => e.tagName === 'script' && attr(e, 'src') === LOADER && attr(e, 'async') !== undefined && parentOf(e) === 'head')
-            expect(script).toBeGreaterThan(deferredAt)
+            expect(links.some((e) => inPlace(e) && held(e))).toBe(true)
           } else if (preload === 'media') {
-            expect(inHead.some((e) => attr(e, 'media') === 'print' && attr(e, 'onload')?.startsWith('this.media='))).toBe(true)
+            expect(links.some((e) => inPlace(e) && attr(e, 'media') === 'print' && attr(e, 'onload')?.startsWith('this.media='))).toBe(true)
           } else {
-            expect(inHead.some((e) => attr(e, 'rel') === 'preload' && attr(e, 'onload') === "this.rel='stylesheet'")).toBe(true)
+            expect(links.some((e) => inPlace(e) && attr(e, 'rel') === 'preload' && attr(e, 'onload') === "this.rel='stylesheet'")).toBe(true)
           }
+        }
+        if (preload !== 'loader' || result.deferred.length === 0) return
+        // The script, async, after every link it restores in the head, so that it finds them
+        // however early it runs; with none there, after the first in the body.
+        const script = parsed.findIndex((e) => e.tagName === 'script' && attr(e, 'src') === LOADER && attr(e, 'async') !== undefined)
+        const restored = parsed.filter((e) => e.tagName === 'link' && held(e))
+        const inHead = restored.filter((e) => parentOf(e) === 'head')
+        if (inHead.length > 0) {
+          expect(parentOf(parsed[script]!)).toBe('head')
+          expect(script).toBeGreaterThan(parsed.indexOf(inHead.at(-1)!))
+        } else {
+          expect(inBody(parsed[script]!)).toBe(true)
+          expect(script).toBeGreaterThan(parsed.indexOf(restored[0]!))
         }
       }),
       { ...RUNS, ...EXAMPLES_3 },
+    )
+  })
+
+  it('with loader, media and swap, no stylesheet the parser puts in the body blocks it unless its author manages it', () => {
+    const attr = (e: Element, name: string): string | undefined => e.attrs.find((a) => a.name === name)?.value
+    const tokens = (value: string | undefined): string[] => (value ?? '').toLowerCase().split(/[\t\n\f\r ]+/)
+    const trimmed = (value: string | undefined): string | undefined => value?.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '').toLowerCase()
+    /** What the HTML standard and Chromium take for a stylesheet that applies on screen. */
+    const blocks = (e: Element): boolean => {
+      const rel = tokens(attr(e, 'rel'))
+      const type = trimmed(attr(e, 'type'))
+      const media = trimmed(attr(e, 'media'))
+      return (
+        rel.includes('stylesheet') &&
+        !rel.includes('alternate') &&
+        !!trimmed(attr(e, 'href')) &&
+        attr(e, 'disabled') === undefined &&
+        (!type || type === 'text/css') &&
+        !['print', 'none', 'only x', 'not all'].includes(media ?? 'all')
+      )
+    }
+    const managed = (e: Element): boolean => attr(e, 'onload') !== undefined || tokens(attr(e, 'blocking')).includes('render')
+    const blockingInBody = (markup: string): Element[] => {
+      const body = elements(markup, false).find((e) => e.tagName === 'body')
+      return body ? [...walk(body, false)].filter((e) => e.tagName === 'link' && e.namespaceURI === HTML_NS && blocks(e) && !managed(e)) : []
+    }
+    fc.assert(
+      fc.property(soup(FOLLOWED), fc.constantFrom<PreloadStrategy>('loader', 'media', 'swap'), (input, preload) => {
+        expect(blockingInBody(inlineCriticalCss(input, 'h1{color:red}', { preload, loaderSrc: LOADER }).html)).toEqual([])
+      }),
+      RUNS,
     )
   })
 

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { inlineCriticalCss, type InlineOptions } from '../../src/html/inline.ts'
+import { renderBlockingStylesheets } from '../../src/html/links.ts'
+import { stylesheetHrefs } from '../../src/html/scan.ts'
+import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../../src/html/strategies.ts'
 import { applyEdits } from '../fixtures/edits.ts'
 
 const CSS = 'h1{color:red}'
@@ -259,7 +262,7 @@ describe('links left alone', () => {
       expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" blocking="render"></head>`,
     },
     {
-      name: 'in the body',
+      name: 'in the body, under body (which moves only the head’s)',
       html: '<head></head><body><link rel="stylesheet" href="/late.css"></body>',
       expected: `<head>${STYLE}</head><body><link rel="stylesheet" href="/late.css"></body>`,
     },
@@ -486,5 +489,156 @@ describe('the loader strategy', () => {
     expect(inlineCriticalCss(old, CSS, { loaderSrc: '/l.js' })).toMatchObject({ html: old, deferred: [], stillBlocking: [] })
     const withEarlier = old.replace('<head>', '<head><link rel="stylesheet" href="/b.css">')
     expect(inlineCriticalCss(withEarlier, CSS, { preload: 'body' })).toMatchObject({ deferred: [], stillBlocking: ['/b.css'] })
+  })
+})
+
+describe('stylesheets in the body (issue 34: the parser waits at one, showing nothing after it until it loads)', () => {
+  const HEAD_LINK = '<link rel="stylesheet" href="/a.css">'
+  const CODE_LINK = '<link rel="stylesheet" href="/code.css">'
+  /** A Starlight page: its code-block stylesheet in the body, before the code block. */
+  const STARLIGHT = `<head>${HEAD_LINK}</head><body><h1>Title</h1>${CODE_LINK}<pre>code</pre></body>`
+  const held = (href: string): string => `<link rel="stylesheet" href="${href}" media="print" data-critical-css-media fetchpriority="high"><noscript><link rel="stylesheet" href="${href}"></noscript>`
+  const SCRIPT = '<script src="/l.js" async></script>'
+  const options = (preload: PreloadStrategy): InlineOptions => ({ preload, loaderSrc: '/l.js' })
+
+  run([
+    {
+      name: 'loader: held at print where it stands, with its noscript fallback; the script after the last one in the head',
+      html: STARLIGHT,
+      options: options('loader'),
+      expected: `<head>${STYLE}${held('/a.css')}${SCRIPT}</head><body><h1>Title</h1>${held('/code.css')}<pre>code</pre></body>`,
+    },
+    {
+      name: 'loader, with nothing to defer in the head: the script after the first one in the body',
+      html: `<head></head><body><p>x</p>${CODE_LINK}<p>y</p><link rel="stylesheet" href="/more.css"><p>z</p></body>`,
+      options: options('loader'),
+      expected: `<head>${STYLE}</head><body><p>x</p>${held('/code.css')}${SCRIPT}<p>y</p>${held('/more.css')}<p>z</p></body>`,
+    },
+    {
+      name: 'media: print until loaded, in place',
+      html: STARLIGHT,
+      options: options('media'),
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" media="print" onload="this.media='all'"><noscript>${HEAD_LINK}</noscript></head><body><h1>Title</h1><link rel="stylesheet" href="/code.css" media="print" onload="this.media='all'"><noscript>${CODE_LINK}</noscript><pre>code</pre></body>`,
+    },
+    {
+      name: 'swap: a preload until loaded, in place',
+      html: STARLIGHT,
+      options: options('swap'),
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" onload="this.rel='stylesheet'"><noscript>${HEAD_LINK}</noscript></head><body><h1>Title</h1><link rel="preload" as="style" href="/code.css" onload="this.rel='stylesheet'"><noscript>${CODE_LINK}</noscript><pre>code</pre></body>`,
+    },
+    {
+      name: 'body: it stays, and the head’s go before it, keeping the cascade',
+      html: STARLIGHT,
+      options: options('body'),
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><h1>Title</h1>${HEAD_LINK}${CODE_LINK}<pre>code</pre></body>`,
+    },
+    {
+      name: 'none: it stays',
+      html: STARLIGHT,
+      options: options('none'),
+      expected: `<head>${STYLE}${HEAD_LINK}</head><body><h1>Title</h1>${CODE_LINK}<pre>code</pre></body>`,
+    },
+    {
+      name: 'loader: one the render could not read (keepBlocking) stays as it is',
+      html: STARLIGHT,
+      options: { ...options('loader'), keepBlocking: (href) => href === '/code.css' },
+      expected: `<head>${STYLE}${held('/a.css')}${SCRIPT}</head><body><h1>Title</h1>${CODE_LINK}<pre>code</pre></body>`,
+    },
+    {
+      name: 'loader: after </body> and </html>, where the parser puts it in the body all the same',
+      html: `<head></head><body><p>x</p></body>${CODE_LINK}<p>y</p></html>`,
+      options: options('loader'),
+      expected: `<head>${STYLE}</head><body><p>x</p></body>${held('/code.css')}${SCRIPT}<p>y</p></html>`,
+    },
+    {
+      name: 'loader: inside a <table> (the parser puts it before the table) and a <select> (Chromium keeps it in its option)',
+      html: `<head></head><body><table><tr><td>x</td></tr>${CODE_LINK}</table><select><option>o<link rel="stylesheet" href="/s.css"></select><p>y</p></body>`,
+      options: options('loader'),
+      expected: `<head>${STYLE}</head><body><table><tr><td>x</td></tr>${held('/code.css')}${SCRIPT}</table><select><option>o${held('/s.css')}</select><p>y</p></body>`,
+    },
+  ])
+
+  describe('left alone under every strategy', () => {
+    const ALONE = [
+      '<noscript><link rel="stylesheet" href="/n.css"></noscript>',
+      '<template><link rel="stylesheet" href="/t.css"></template>',
+      '<!-- <link rel="stylesheet" href="/c.css"> -->',
+      '<script>document.write(\'<link rel="stylesheet" href="/w.css">\')</script>',
+      '<svg><link rel="stylesheet" href="/s.css"/></svg>',
+      '<math><link rel="stylesheet" href="/m.css"></math>',
+      '<textarea><link rel="stylesheet" href="/x.css"></textarea>',
+      '<link rel="stylesheet" href="/p.css" media="print">',
+      '<link rel="alternate stylesheet" href="/d.css" title="dark">',
+      '<link rel="stylesheet" href="/o.css" onload="track()">',
+      '<link rel="stylesheet" href="/r.css" blocking="render">',
+    ].join('')
+    const page = `<head></head><body><p>x</p>${ALONE}<p>y</p></body>`
+    it.each(PRELOAD_STRATEGIES)('%s', (preload) => {
+      const result = inlineCriticalCss(page, CSS, options(preload))
+      expect(result).toMatchObject({ html: `<head>${STYLE}</head><body><p>x</p>${ALONE}<p>y</p></body>`, deferred: [] })
+    })
+  })
+
+  describe('what is reported, per strategy', () => {
+    it.each([
+      ['loader', ['/a.css', '/code.css'], []],
+      ['media', ['/a.css', '/code.css'], []],
+      ['swap', ['/a.css', '/code.css'], []],
+      // The head's moved before it: where it held up what follows, so do they, on a run over the output.
+      ['body', ['/a.css'], ['/code.css']],
+      ['none', [], ['/a.css', '/code.css']],
+    ] as const)('%s: deferred %j, still blocking %j', (preload, deferred, stillBlocking) => {
+      expect(inlineCriticalCss(STARLIGHT, CSS, options(preload))).toMatchObject({ deferred, stillBlocking })
+    })
+
+    it('one kept blocking (keepBlocking) still blocks', () => {
+      const result = inlineCriticalCss(STARLIGHT, CSS, { ...options('loader'), keepBlocking: (href) => href === '/code.css' })
+      expect(result).toMatchObject({ deferred: ['/a.css'], stillBlocking: ['/code.css'] })
+    })
+
+    it('an author-managed one (its own onload) still blocks where something shown follows it', () => {
+      const page = STARLIGHT.replace(CODE_LINK, '<link rel="stylesheet" href="/code.css" onload="track()">')
+      expect(inlineCriticalCss(page, CSS, options('loader'))).toMatchObject({ deferred: ['/a.css'], stillBlocking: ['/code.css'] })
+    })
+
+    it('one with nothing shown after it (scripts, styles, links, whitespace) holds up no painting: not counted; loader still defers it, for the scripts that wait', () => {
+      const page = `<head></head><body><p>x</p>${CODE_LINK}\n<script src="/app.js"></script><style>p{}</style><!-- c --><link rel="icon" href="/i.png"></body>\n</html>\n`
+      expect(inlineCriticalCss(page, CSS, options('none'))).toMatchObject({ deferred: [], stillBlocking: [] })
+      expect(inlineCriticalCss(page, CSS, options('body'))).toMatchObject({ deferred: [], stillBlocking: [] })
+      expect(inlineCriticalCss(page, CSS, options('loader'))).toMatchObject({ deferred: ['/code.css'], stillBlocking: [] })
+    })
+
+    it.each([
+      ['text', 'more'],
+      ['an element the scan does not name', '<img src="/x.png" alt="">'],
+      ['another stylesheet link, then text', '<link rel="stylesheet" href="/z.css"> z'],
+    ])('one followed by %s is counted', (_name, after) => {
+      const page = `<head></head><body>${CODE_LINK}${after}</body>`
+      expect(inlineCriticalCss(page, CSS, options('none')).stillBlocking[0]).toBe('/code.css')
+    })
+
+    it('the head’s and the body’s that hold up painting, as the build asks before it renders a page', () => {
+      expect(renderBlockingStylesheets(STARLIGHT)).toEqual(['/a.css', '/code.css'])
+      expect(renderBlockingStylesheets(`<head></head><body><p>x</p>${CODE_LINK}<p>y</p></body>`)).toEqual(['/code.css'])
+      expect(renderBlockingStylesheets(inlineCriticalCss(STARLIGHT, CSS, options('loader')).html)).toEqual([])
+      // The body strategy's moved links, at the end of the body, hold up nothing.
+      expect(renderBlockingStylesheets(inlineCriticalCss(PAGE, CSS, options('body')).html)).toEqual([])
+    })
+  })
+
+  it.each(PRELOAD_STRATEGIES)('%s: a run over its own output changes nothing, defers nothing, and reports the body’s link if it left it', (preload) => {
+    const inPlace = preload === 'loader' || preload === 'media' || preload === 'swap'
+    const once = inlineCriticalCss(STARLIGHT, CSS, options(preload))
+    expect(once.deferred.includes('/code.css')).toBe(inPlace)
+    const again = inlineCriticalCss(once.html, CSS, options(preload))
+    expect(again).toMatchObject({ html: once.html, changed: false, deferred: [] })
+    expect(again.stillBlocking.includes('/code.css')).toBe(!inPlace)
+  })
+})
+
+describe('the stylesheets a page loads (what cache keys and missing-sheet checks hash)', () => {
+  it('the body’s stylesheet links count with the head’s, in document order; a preload does not, nor a link in <noscript>', () => {
+    const html = '<!doctype html><html><head><link rel="stylesheet" href="/a.css"><link rel="preload" as="font" href="/f.woff2"></head><body><p>x</p><link rel="stylesheet" href="/code.css"><noscript><link rel="stylesheet" href="/n.css"></noscript><p>y</p></body></html>'
+    expect(stylesheetHrefs(html)).toEqual(['/a.css', '/code.css'])
   })
 })
