@@ -35,6 +35,7 @@
  *   BENCH_SITES=shapes npm run bench:quality     (sites: the corpus names, shapes)
  *   BENCH_SITES=startbootstrap-creative,html5-boilerplate BENCH_PAGES=3 npm run bench:quality
  *   BENCH_ENGINE=none npm run bench:quality      (the peers only)
+ *   BENCH_FIRST_SCREEN=off npm run bench:quality (ours without its first-screen check)
  *   BENCH_ROUNDS=1 npm run bench:quality         (one timed call each: faster, noisier)
  *
  * Worst cases per tool go to node_modules/.cache/critical-css-bench/shots/.
@@ -140,7 +141,8 @@ const TENANT = 'bench'
 /** Ours as users run it: no browser flags; other hosts are cut once they hold a page (the default). */
 function createEngine(): Engine | null {
   if (process.env.BENCH_ENGINE === 'none') return null
-  return createChromiumEngine()
+  // BENCH_FIRST_SCREEN=off: the engine without its first-screen check, to price the check in the same conditions.
+  return createChromiumEngine({ checkFirstScreen: process.env.BENCH_FIRST_SCREEN !== 'off' })
 }
 
 interface Generated extends Timed {

@@ -118,6 +118,7 @@ export class Jobs {
     let critical: { critical: CriticalCss; unread: string[] } | null = null
     let answers: Answers[] = []
     let firstScreen: FirstScreenDifference[] = []
+    let checked: Checked | null = null
     let restarted = false
     for (let index = 0; index < input.viewports.length; index++) {
       const viewport = input.viewports[index]!
@@ -146,13 +147,15 @@ export class Jobs {
         }
       }
       answers.push(await ask(here, critical.critical.questions))
+      checked = null
       if (this.#options.checkFirstScreen) {
         const kept = [...critical.unread, ...unreadable, ...here.network.failedSheets]
-        const difference = await checkFirstScreen(here, viewport, critical.critical, answers, kept, attempt)
-        if (difference) firstScreen.push(difference)
+        checked = await checkFirstScreen(here, viewport, critical.critical, answers, kept, attempt)
+        if (checked.difference) firstScreen.push(checked.difference)
       }
     }
-    const css = critical!.critical.css(answers)
+    // The last viewport's check already made the CSS of every answer.
+    const css = checked?.css ?? critical!.critical.css(answers)
     const network = networkNotes(attempt, views, [...critical!.unread, ...unreadable], pageUrl)
     // The tenant's next job starts on this page, cleared; a tenant with none starts on a spare.
     if (input.tenant !== undefined) attempt.keep(view.spare)
@@ -323,6 +326,12 @@ async function ask(view: LoadedView, questions: Questions, marked: Iterable<stri
   return { selectors, media: Array.from(output.media, (flag) => flag === '1'), inlineStyles: view.listed.inlineStyles }
 }
 
+/** A viewport's check: what still differs (null: nothing), and the CSS of the answers as they now are. */
+interface Checked {
+  difference: FirstScreenDifference | null
+  css: string
+}
+
 /**
  * Renders the first screen with only the critical CSS of the viewports read so far and
  * compares it with the page as it is (see first-screen.ts). Elements the critical CSS showed
@@ -330,13 +339,15 @@ async function ask(view: LoadedView, questions: Questions, marked: Iterable<stri
  * than the viewport, get their rules asked for, and the check runs again, a bounded number
  * of times; what still differs is the job's to report. The last answers are replaced.
  */
-async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: CriticalCss, answers: Answers[], kept: string[], attempt: Attempt): Promise<FirstScreenDifference | null> {
+async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: CriticalCss, answers: Answers[], kept: string[], attempt: Attempt): Promise<Checked> {
   const marked = new Set<string>()
   for (let round = 0; ; round++) {
     attempt.throwIfOver()
-    const output = await inPage(view.page, compareFirstScreen, { css: critical.css(answers), kept, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxElements: MAX_COMPARED_ELEMENTS, maxNamed: MAX_NAMED, fontsMs: CHECK_FONTS_MS })
+    const css = critical.css(answers)
+    const output = await inPage(view.page, compareFirstScreen, { css, kept, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxElements: MAX_COMPARED_ELEMENTS, maxNamed: MAX_NAMED, fontsMs: CHECK_FONTS_MS })
     if (output.marked.length === 0 || round === MAX_REPAIRS) {
-      return output.share > 0 || output.named.length > 0 ? { viewport: { width: viewport.width, height: viewport.height }, share: output.share, elements: output.named } : null
+      const differs = output.share > 0 || output.named.length > 0
+      return { css, difference: differs ? { viewport: { width: viewport.width, height: viewport.height }, share: output.share, elements: output.named } : null }
     }
     for (const token of output.marked) marked.add(token)
     answers[answers.length - 1] = await ask(view, critical.questions, marked)
