@@ -130,4 +130,4 @@ for (const [label, size] of [
 console.log(`\ninlineCriticalCss throughput, ${(Buffer.byteLength(CSS) / 1024).toFixed(1)} KiB of critical CSS (beasties gets it plus ${(Buffer.byteLength(UNUSED_CSS) / 1024).toFixed(1)} KiB unused to prune); node ${process.version}`)
 console.table(rows)
 console.log('Targets on the typical page: ≥ 50 MB/s, ≥ 50× beasties, bytes outside the edits kept.')
-console.log("'body' reads the whole page (its stylesheets move to the end of the body); the other strategies stop where the body begins.")
+console.log("'body' reads the whole page (its stylesheets move to the end of the body); the other strategies read the body as far as its last <link (where it begins, on a page with none).")

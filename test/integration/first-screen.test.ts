@@ -98,21 +98,15 @@ async function differingPixels(path: string, css: string, viewport: Viewport): P
 }
 
 describe('the first screen with only the critical CSS', () => {
-  it('a footer its own margin keeps below the fold: without the check it shows in the first screen; with it its rule is in and the screens are the same', async () => {
-    const before = await render(unchecked, '/footer.html', [DESKTOP])
-    expect((await differingPixels('/footer.html', before.css, DESKTOP)).pixels).toBeGreaterThan(0)
-    const after = await render(engine, '/footer.html', [DESKTOP])
-    expect(after.css).toContain('.site-footer{margin-top:120vh')
-    expect((await differingPixels('/footer.html', after.css, DESKTOP)).pixels).toBe(0)
-    expect(after.firstScreen).toEqual([])
-  })
-
-  it('a paragraph its own margin puts just below the fold: without the check a strip of it shows at the bottom edge; with it the screens are the same', async () => {
-    const before = await render(unchecked, '/edge.html', [DESKTOP])
-    expect((await differingPixels('/edge.html', before.css, DESKTOP)).pixels).toBeGreaterThan(0)
-    const after = await render(engine, '/edge.html', [DESKTOP])
-    expect(after.css).toContain('.edge{margin-top:40px')
-    expect((await differingPixels('/edge.html', after.css, DESKTOP)).pixels).toBe(0)
+  it.each([
+    ['a footer its own margin keeps below the fold: without the check it shows in the first screen', '/footer.html', '.site-footer{margin-top:120vh'],
+    ['a paragraph its own margin puts just below the fold: without the check a strip of it shows at the bottom edge', '/edge.html', '.edge{margin-top:40px'],
+  ])('%s; with it its rule is in and the screens are the same', async (_shape, path, rule) => {
+    const before = await render(unchecked, path, [DESKTOP])
+    expect((await differingPixels(path, before.css, DESKTOP)).pixels).toBeGreaterThan(0)
+    const after = await render(engine, path, [DESKTOP])
+    expect(after.css).toContain(rule)
+    expect((await differingPixels(path, after.css, DESKTOP)).pixels).toBe(0)
     expect(after.firstScreen).toEqual([])
   })
 
