@@ -67,7 +67,7 @@ export interface Options {
   /**
    * How the full stylesheets load once the critical CSS is inlined. Default `'loader'`:
    * each link stays where it was at `media="print"`, given its media back by a small script
-   * file the build emits at its root (`critical-css-loader.<hash>.js`) once it has loaded.
+   * file the build emits at its root (`critical-css-loader.<hash>.js`) once all of them have loaded.
    * Neither first paint nor the page's scripts wait for the full CSS, and no inline script
    * or handler: it works under `script-src 'self'`. `'body'` needs no script at all, but
    * holds up module scripts.

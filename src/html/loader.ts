@@ -5,38 +5,50 @@
  * `media="print"`: a stylesheet whose media does not match when the parser creates it is
  * neither render-blocking nor script-blocking (HTML standard, "contributes a script-blocking
  * style sheet"), so first paint and the page's scripts never wait for it. This script gives
- * each its own media back once it has loaded. Because the stylesheet link is in the
- * document from the start, an app that looks for it (Vite's preload helper, webpack's CSS
- * chunk loader) finds it whenever it starts, before or after this script (issue 33).
+ * them their own media back, all together, once every one has loaded. Because the stylesheet
+ * link is in the document from the start, an app that looks for it (Vite's preload helper,
+ * webpack's CSS chunk loader) finds it whenever it starts, before or after this script (issue 33).
  */
 import { createHash } from 'node:crypto'
 import { LOADER_MEDIA_ATTRIBUTE } from './outline.ts'
 
-// The media changes only once the sheet has loaded: by the standard's rule, a parser-inserted
-// stylesheet still loading whose media matches holds up the scripts that have not run yet. Loaded already,
-// `sheet` is set and no load event comes; a sheet that fails to load has nothing to apply.
-// Async, it may run before the parser has reached the body's links: it looks again when the
-// document is parsed ('interactive' comes before deferred and module scripts run,
-// DOMContentLoaded after them). A link found twice gets its media back once.
-// In a block, so that it declares no global. Another copy of the script (a page processed
-// twice) finds the mark gone and does nothing.
-export const LOADER_SCRIPT = `/* unplugin-critical-css: applies the full stylesheets without blocking render or scripts */
+// Every deferred sheet gets its media back in one go, once all have loaded (or failed) and the
+// document is parsed, so the cascade is at every moment the critical CSS alone or all of it:
+// a small sheet that came first would otherwise win over the inlined copies of a later sheet's
+// rules, and the layout would move twice (issue 35). By the standard's rule, a parser-inserted
+// stylesheet still loading whose media matches holds up the scripts that have not run yet, so
+// none is given its media before it has loaded. Async, the script may run before the parser
+// has reached the body's links: it looks again when the document is parsed ('interactive'
+// comes before deferred and module scripts run). At 'complete' every link has loaded or
+// failed, even one that failed before the script ran. In a block, so that it declares no
+// global. Another copy of the script (a page processed twice) finds the marks gone.
+export const LOADER_SCRIPT = `/* unplugin-critical-css: applies the full stylesheets together, without blocking render or scripts */
 {
-  const restore = () => {
-    for (const link of document.querySelectorAll('link[${LOADER_MEDIA_ATTRIBUTE}]')) {
-      const apply = () => {
-        if (!link.hasAttribute('${LOADER_MEDIA_ATTRIBUTE}')) return
-        const media = link.getAttribute('${LOADER_MEDIA_ATTRIBUTE}')
-        link.removeAttribute('${LOADER_MEDIA_ATTRIBUTE}')
-        if (media) link.media = media
-        else link.removeAttribute('media')
-      }
-      if (link.sheet) apply()
-      else link.addEventListener('load', apply)
+  const ended = new WeakSet()
+  const swap = () => {
+    if (document.readyState === 'loading') return
+    const links = document.querySelectorAll('link[${LOADER_MEDIA_ATTRIBUTE}]')
+    if (document.readyState !== 'complete') for (const link of links) if (!link.sheet && !ended.has(link)) return
+    for (const link of links) {
+      const media = link.getAttribute('${LOADER_MEDIA_ATTRIBUTE}')
+      link.removeAttribute('${LOADER_MEDIA_ATTRIBUTE}')
+      if (media) link.media = media
+      else link.removeAttribute('media')
     }
   }
-  restore()
-  if (document.readyState === 'loading') document.addEventListener('readystatechange', restore, { once: true })
+  const watch = () => {
+    for (const link of document.querySelectorAll('link[${LOADER_MEDIA_ATTRIBUTE}]')) {
+      const end = () => {
+        ended.add(link)
+        swap()
+      }
+      link.addEventListener('load', end, { once: true })
+      link.addEventListener('error', end, { once: true })
+    }
+    swap()
+  }
+  watch()
+  document.addEventListener('readystatechange', watch)
 }
 `
 

@@ -7,7 +7,8 @@
  * are held, and paints once they come. Processed (default `loader`), it paints with the
  * critical CSS, the text after the body link with it, while they are still held; once they
  * come it ends with the styles of the page as built, each stylesheet asked for once. And a
- * loader that ran before the parser reached the body link still gives that link its media back.
+ * loader that ran before the parser reached the body link still gives that link its media
+ * back, together with the head's (issue 35: one swap).
  */
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -176,7 +177,7 @@ describe('a page whose content comes after a stylesheet link in the body, every 
     expect(original.cssRequests()).toEqual({ [HEAD_SHEET]: 1, [BODY_SHEET]: 1 })
   }, 60_000)
 
-  it('a loader that ran before the parser reached the body link gives it its media back once the document is parsed', async () => {
+  it('a loader that ran before the parser reached the body link gives both links their media back together, once the document is parsed and both have loaded', async () => {
     const headCss = gate()
     const bodyCss = gate()
     const tail = gate()
@@ -186,16 +187,27 @@ describe('a page whose content comes after a stylesheet link in the body, every 
     // The document arrives in two parts: the second, with the body's link, when the test says.
     const site = await serveHeld({ body: html.slice(0, split), rest: { body: html.slice(split), hold: tail.wait } }, { [HEAD_SHEET]: headCss.wait, [BODY_SHEET]: bodyCss.wait })
     const page = await open(site)
+    // The loader has arrived, so it has run: an async script runs as soon as it is in.
+    await page.waitForFunction((src) => performance.getEntriesByName(new URL(src, location.href).href).length > 0, LOADER_SRC, { timeout: 15_000, polling: 20 })
 
     headCss.open()
-    // The loader has run and given the head's link its media back: the body's link is not in the document yet.
-    await page.waitForFunction((href) => document.querySelector(`link[href="${href}"]:not([data-critical-css-media])`) !== null, HEAD_SHEET, { timeout: 15_000, polling: 20 })
-    expect(await page.evaluate(() => [document.readyState, document.querySelectorAll('link[rel=stylesheet]').length])).toEqual(['loading', 1])
+    // The head's sheet has loaded, but the page is not all there: it stays held, the cascade is the critical CSS alone.
+    await page.waitForFunction((href) => document.querySelector<HTMLLinkElement>(`link[href="${href}"]`)?.sheet != null, HEAD_SHEET, { timeout: 15_000, polling: 20 })
+    expect(await page.evaluate(() => [document.readyState, document.querySelectorAll('link[rel=stylesheet]').length, document.querySelectorAll('link[data-critical-css-media]').length])).toEqual(['loading', 1, 1])
 
     tail.open()
     await waitUntilShown(page)
+    // Parsed, the body's sheet still coming: still the critical CSS alone.
+    expect(await page.evaluate(() => document.querySelectorAll('link[data-critical-css-media]').length)).toBe(2)
+    // Each batch of mutations the observer is given is one task's: the media of both must come back in one.
+    await page.evaluate(() => {
+      const batches: number[] = []
+      ;(window as unknown as { swapBatches: number[] }).swapBatches = batches
+      new MutationObserver((records) => batches.push(records.filter((record) => record.attributeName === 'data-critical-css-media').length)).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-critical-css-media'] })
+    })
     bodyCss.open()
     await waitUntilApplied(page)
+    expect(await page.evaluate(() => (window as unknown as { swapBatches: number[] }).swapBatches)).toEqual([2])
     expect(await page.evaluate(() => getComputedStyle(document.querySelector('#after')!).color)).toBe('rgb(0, 120, 0)')
     expect(site.cssRequests()).toEqual({ [HEAD_SHEET]: 1, [BODY_SHEET]: 1 })
   }, 60_000)
