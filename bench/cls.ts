@@ -21,14 +21,12 @@
  */
 import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { join, normalize } from 'node:path'
+import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { INSTALL_HINT, chromiumFlags, findChromium } from '../src/engine/browser.ts'
-import { contentTypeOf } from '../src/core/build-server.ts'
 import { processDirectory } from '../src/core/directory.ts'
 import type { PreloadStrategy } from '../src/html/strategies.ts'
+import { startServer, type BenchServer } from './fcp/server.ts'
 import { CACHE_DIR, CORPUS, fetchSite } from './quality/corpus.ts'
 
 const PAGE = 'tables.html'
@@ -87,34 +85,18 @@ async function processed(built: string, strategy: PreloadStrategy): Promise<stri
   return dir
 }
 
-/** Serves `dir` on 127.0.0.1, every stylesheet `DELAY_MS` late plus its transfer at `KBPS`. */
-async function serve(dir: string): Promise<{ origin: string; close(): void }> {
-  const server = createServer((req, res) => {
-    const path = normalize(join(dir, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)))
-    if (!path.startsWith(dir) || !existsSync(path)) {
-      res.writeHead(404).end()
-      return
-    }
-    const body = readFileSync(path)
-    const send = (): void => void res.writeHead(200, { 'content-type': contentTypeOf(path), 'cache-control': 'no-store' }).end(body)
-    if (path.endsWith('.css')) setTimeout(send, DELAY_MS + body.length / KBPS)
-    else send()
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }
-}
-
 const OBSERVE_SHIFTS = `window.__cls = 0; new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__cls += entry.value }).observe({ type: 'layout-shift', buffered: true })`
 const ALL_APPLIED = `Array.from(document.querySelectorAll('link[rel~=stylesheet]')).every((link) => link.sheet && !link.hasAttribute('data-critical-css-media') && link.media !== 'print')`
 
-/** One load's CLS, once the page has loaded and every stylesheet applies. */
-async function load(browser: Browser, origin: string): Promise<number> {
+/** One load of `dir`'s page: its CLS, once the page has loaded and every stylesheet applies. */
+async function load(browser: Browser, server: BenchServer, dir: string): Promise<number> {
+  server.target = { overlay: dir, root: dir, firstScripts: new Map(), delayMs: DELAY_MS, kbps: KBPS }
   const context = await browser.newContext({ viewport: VIEWPORT, isMobile: true, hasTouch: true, deviceScaleFactor: 1 })
   try {
     await context.route((url) => url.hostname !== '127.0.0.1', (route) => route.abort('addressunreachable'))
     await context.addInitScript({ content: OBSERVE_SHIFTS })
     const page = await context.newPage()
-    await page.goto(`${origin}/${PAGE}`, { waitUntil: 'load', timeout: DELAY_MS + 30_000 })
+    await page.goto(`${server.origin}/${PAGE}`, { waitUntil: 'load', timeout: DELAY_MS + 30_000 })
     await page.waitForFunction(ALL_APPLIED, undefined, { timeout: 30_000, polling: 50 })
     await page.waitForTimeout(SETTLE_MS)
     return (await page.evaluate('window.__cls')) as number
@@ -133,22 +115,23 @@ const variants: { name: string; dir: string }[] = [{ name: 'as built', dir: buil
 for (const strategy of STRATEGIES) variants.push({ name: strategy, dir: await processed(built, strategy) })
 const browser = await chromium.launch({ executablePath, headless: true, args: chromiumFlags() })
 const version = browser.version()
-const servers = await Promise.all(variants.map((variant) => serve(variant.dir)))
+const server = await startServer()
 const shifts = variants.map(() => [] as number[])
 try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const [index, variant] of variants.entries()) {
-      shifts[index]!.push(await load(browser, servers[index]!.origin))
+      shifts[index]!.push(await load(browser, server, variant.dir))
       console.error(`  round ${round + 1}: ${variant.name} ${shifts[index]!.at(-1)!.toFixed(4)}`)
     }
   }
 } finally {
-  for (const server of servers) server.close()
+  await server.close()
   await browser.close()
 }
 
 console.log(`\nsb-admin ${PAGE} at ${VIEWPORT.width}×${VIEWPORT.height} (phone), every stylesheet ${DELAY_MS} ms late plus its size at ${KBPS} kB/s, ${ROUNDS} loads each, Chromium ${version}`)
 console.table(variants.map((variant, index) => ({ variant: variant.name, 'CLS median': median(shifts[index]!).toFixed(4), 'CLS min–max': `${Math.min(...shifts[index]!).toFixed(4)}–${Math.max(...shifts[index]!).toFixed(4)}` })))
+if (server.misses.size > 0) console.log(`answered 404: ${[...server.misses].join(', ')}`)
 const plain = median(shifts[0]!)
 const ours = median(shifts[1]!)
 console.log(`target: loader's median CLS ≤ as built + ${CLS_SLACK}: ${ours <= plain + CLS_SLACK ? '✓' : '✗'} (${ours.toFixed(4)} vs ${plain.toFixed(4)})`)

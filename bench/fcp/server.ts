@@ -2,7 +2,7 @@
  * One loopback server for every load of the bench, pointed at one site and variant at a
  * time: a file is served from the variant's overlay folder when it is there, else from the
  * built site. Every `.css` response is held back `delayMs` (a slow stylesheet: the case
- * critical CSS is for); everything else is answered at once. The first script of the page
+ * critical CSS is for), plus its size at `kbps` when given; everything else is answered at once. The first script of the page
  * that asks for it (its Referer) starts with `performance.mark('bench-first-script')`, so
  * the page records when that script began to run.
  */
@@ -23,6 +23,8 @@ export interface Target {
   /** Page path → the path of its first script, which gets the mark. */
   firstScripts: Map<string, string>
   delayMs: number
+  /** Also holds each `.css` response back its size at this many kB/s (a slow network, on which a small sheet lands first). */
+  kbps?: number
 }
 
 export interface BenchServer {
@@ -87,11 +89,12 @@ export async function startServer(): Promise<BenchServer> {
     }
     const type = contentTypeOf(file)
     if (extension === '.css') state.cssRequests++
-    if (extension === '.css' && target.delayMs > 0) {
+    const heldMs = extension === '.css' ? target.delayMs + (target.kbps ? body.length / target.kbps : 0) : 0
+    if (heldMs > 0) {
       const timer = setTimeout(() => {
         pending.delete(timer)
         send(res, 200, type, body)
-      }, target.delayMs)
+      }, heldMs)
       pending.add(timer)
     } else {
       send(res, 200, type, body)
