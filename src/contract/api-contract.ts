@@ -175,7 +175,8 @@ const jobNetworkWire = z.object({
   unread_stylesheets: z.array(z.string()),
 })
 
-const firstScreenWire = z.array(
+/** `first_screen` on the wire: the same names as {@link FirstScreenDifference}, so what keeps one (a cache) checks it with this too. */
+export const firstScreenWire = z.array(
   z.object({
     viewport: z.object({ width: z.int().positive(), height: z.int().positive() }),
     share: z.number().min(0).max(1),
@@ -322,7 +323,8 @@ function jobNetworkFromWire(wire: JobNetworkWire): JobNetwork {
   }
 }
 
-function firstScreenFromWire(wire: z.infer<typeof firstScreenWire>): FirstScreenDifference[] {
+/** A copy, in either direction: the wire's names are the type's. */
+function copyFirstScreen(wire: readonly FirstScreenDifference[]): FirstScreenDifference[] {
   return wire.map(({ viewport, share, elements }) => ({ viewport: { width: viewport.width, height: viewport.height }, share, elements: [...elements] }))
 }
 
@@ -334,7 +336,7 @@ function jobDataFromWire(wire: JobDataWire): JobData {
     viewports: wire.viewports.map(({ width, height }) => ({ width, height })),
     durationMs: wire.duration_ms,
     network: wire.network ? jobNetworkFromWire(wire.network) : null,
-    firstScreen: wire.first_screen ? firstScreenFromWire(wire.first_screen) : null,
+    firstScreen: wire.first_screen ? copyFirstScreen(wire.first_screen) : null,
   }
   if (isThirdPartyPolicy(wire.third_party)) data.thirdParty = wire.third_party
   return data
@@ -517,7 +519,7 @@ export function jobDataToWire(data: JobData): JobDataWire {
           unread_stylesheets: [...data.network.unreadStylesheets],
         }
       : null,
-    first_screen: data.firstScreen ? data.firstScreen.map(({ viewport, share, elements }) => ({ viewport: { width: viewport.width, height: viewport.height }, share, elements: [...elements] })) : null,
+    first_screen: data.firstScreen ? copyFirstScreen(data.firstScreen) : null,
   }
   // A job kept from before the field existed does not know its policy: it says nothing rather than guess.
   if (data.thirdParty !== undefined) wire.third_party = data.thirdParty

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
-import type { FirstScreenDifference, JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
+import { firstScreenWire, type FirstScreenDifference, type JobNetwork, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
 import { writeFileAtomic } from './files.ts'
 import { DEFAULT_CACHE_DIR, type ResolvedOptions } from './options.ts'
 
@@ -44,10 +44,7 @@ const entrySchema = z.object({
   key: z.string(),
   css: z.string(),
   network: z.object({ skippedHosts: z.array(z.object({ host: z.string(), reason: z.string() })), unreadStylesheets: z.array(z.string()) }).nullable().optional(),
-  firstScreen: z
-    .array(z.object({ viewport: z.object({ width: z.number(), height: z.number() }), share: z.number(), elements: z.array(z.string()) }))
-    .nullable()
-    .optional(),
+  firstScreen: firstScreenWire.nullable().optional(),
   createdAt: z.number(),
 })
 
