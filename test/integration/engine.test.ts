@@ -391,7 +391,8 @@ describe('Chromium engine: failures', () => {
 
   it('a page with more CSS than the engine parses fails render_failed, saying how much, not internal', async () => {
     const error = await generate('/huge.html').catch((caught: unknown) => caught)
-    expect(error).toMatchObject({ code: 'render_failed', message: expect.stringMatching(/^The page's stylesheets hold more than 8 MiB of CSS \(8\.\d MiB so far, decoded\)/) })
+    // How far it got depends on how the bytes came: counted as they arrive (8.x) or found whole after the load (9.0, the sheet's size).
+    expect(error).toMatchObject({ code: 'render_failed', message: expect.stringMatching(/^The page's stylesheets hold more than 8 MiB of CSS \([89]\.\d MiB so far, decoded\)/) })
   })
 
   it('what a read of the page would bring back is bounded too: a page that builds 9 MiB of <style> or 120,000 classes above the fold fails render_failed, naming the bound', async () => {
