@@ -21,6 +21,11 @@ export interface PageReport {
   outcome: PageOutcome
   /** Why it failed, or what to know about it. */
   message: string | null
+  /**
+   * Stylesheets put inline whole where their links were (`href`s as linked), instead of
+   * the critical CSS and a deferred request: the critical CSS was nearly all of them.
+   */
+  inlinedWhole: string[]
   /** Stylesheets the inliner left render-blocking on purpose (it could not move them safely, or the render could not read them). */
   stillBlocking: number
   /** Other hosts the render went on without (cut when they held the page, unreachable, refused, or not contacted), and why. */
@@ -87,7 +92,8 @@ function outcomeLabel(page: PageReport, labels: SummaryLabels): string {
   if (page.outcome === 'failed') return `failed: ${labels.failure(page)}`
   const blocking = page.stillBlocking > 0 ? ` (${counted(page.stillBlocking, 'stylesheet')} left blocking)` : ''
   if (page.outcome === 'unchanged') return `unchanged: ${page.message ?? 'nothing to inline'}${blocking}`
-  return `inlined${blocking}`
+  const whole = page.inlinedWhole.length > 0 ? ` (${counted(page.inlinedWhole.length, 'stylesheet')} whole: the critical CSS was nearly all of ${page.inlinedWhole.length === 1 ? 'it' : 'them'})` : ''
+  return `inlined${whole}${blocking}`
 }
 
 /** One line of counts, then one row per page. */

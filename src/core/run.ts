@@ -12,7 +12,7 @@ import { inlineCriticalCss } from '../html/inline.ts'
 import { linksRelatively, renderBlockingStylesheets } from '../html/links.ts'
 import { STRATEGIES } from '../html/strategies.ts'
 import { MissingStylesheetsError, notInBuild } from './base-check.ts'
-import type { BuildOutput } from './build-server.ts'
+import { buildFileFinder, type BuildOutput } from './build-server.ts'
 import { createResultCache, type ResultCache } from './cache.ts'
 import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
 import { causeOf, groupFailures, pagesAndCause, type Cause, type FailureContext } from './failures.ts'
@@ -24,6 +24,7 @@ import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, relativeAsset, type Page } from './pages.ts'
 import { relativeCss } from './portable-css.ts'
+import { wholeSheets } from './whole-sheets.ts'
 import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
 export interface RunInput {
@@ -127,16 +128,22 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   // Who rendered a page that missed the cache: the user's service, or the browser this run started.
   const renderedBy: PageSource = remote ? 'service' : 'embedded'
   const strategy = STRATEGIES[options.preload]
-  const finish = (page: PageWork, { css, network, firstScreen }: Rendered, source: PageReport['source'], ms: number): void => {
+  // The build's own files, for stylesheets worth inlining whole; `none` keeps every link as the author wrote it.
+  const find = input.output && strategy.defers ? buildFileFinder(input.output, input.base) : null
+  const finish = async (page: PageWork, { css, network, firstScreen }: Rendered, source: PageReport['source'], ms: number): Promise<void> => {
     const { asset } = strategy
     // What the page gets resolves the way its own links do: a relatively linked site works at any base and from disk.
     const relative = linksRelatively(page.html!)
-    const result = inlineCriticalCss(page.html!, relative ? relativeCss(css, page.url, mode.prefix) : css, {
+    const portable = (text: string): string => (relative ? relativeCss(text, page.url, mode.prefix) : text)
+    // A stylesheet the render did not get is not in the CSS: first paint still needs its link.
+    const keepBlocking = unreadSheet(network, page.url)
+    const whole = find && css.trim() !== '' ? await wholeSheets(page.html!, page.url, css, find, keepBlocking) : null
+    const result = inlineCriticalCss(page.html!, portable(css), {
       preload: options.preload,
       ...(asset ? { loaderSrc: relative ? relativeAsset(page.file, asset.file) : assetUrl(input.base, page.file, asset.file) } : {}),
       ...(options.nonce ? { nonce: options.nonce } : {}),
-      // A stylesheet the render did not get is not in the CSS: first paint still needs its link.
-      keepBlocking: unreadSheet(network, page.url),
+      keepBlocking,
+      ...(whole ? { wholeSheet: (href: string) => (whole.has(href) ? portable(whole.get(href)!) : null) } : {}),
     })
     if (result.changed) updated.set(page.file, result.html)
     if (asset && result.deferred.length > 0) assets.set(asset.file, asset.text)
@@ -148,6 +155,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       cssBytes: Buffer.byteLength(css),
       ms,
       outcome: result.changed ? 'inlined' : 'unchanged',
+      inlinedWhole: result.inlinedWhole.map((sheet) => sheet.href),
       message: result.changed ? null : css.trim() === '' ? 'the service found no above-the-fold CSS' : 'the page already has this critical CSS',
       stillBlocking,
       skippedHosts: network?.skippedHosts ?? [],
@@ -161,12 +169,12 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     if (skipped !== null) logger.info(`critical CSS: ${page.name} ${skipped}${unread ? `; ${counted(unread, 'stylesheet')} it could not read ${unread === 1 ? 'stays' : 'stay'} blocking` : ''}`)
   }
   const leave = (page: PageWork, message: string): void => {
-    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
+    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, inlinedWhole: [], stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
   }
   /** `failure`: the error a page's render ended with, or the run's own reason as text. Said when the run ends, grouped by cause. */
   const fail = (page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void => {
     const message = describeError(failure)
-    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
+    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, inlinedWhole: [], stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
     causes.set(page, causeOf(failure, page, context))
   }
   // Remote mode: what the deployed site serves is held to this build (modes/deployed-sheets.ts).
@@ -208,7 +216,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
       page.key = cache ? await mode.cacheKey(page, page.html) : null
       const hit = page.key !== null ? await cache!.get(page.key) : null
-      if (hit) return finish(page, hit, 'cache', performance.now() - begun)
+      if (hit) return await finish(page, hit, 'cache', performance.now() - begun)
       // Nothing in the head holds up first paint (CSS inline already, or deferred by an
       // earlier run): critical CSS would only repeat what paints with the page.
       if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
@@ -296,7 +304,7 @@ interface Outcomes {
   timeoutMs: number
   /** What the report says rendered the pages. */
   source: PageSource
-  finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): void
+  finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): Promise<void>
   fail(page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void
   keep(page: PageWork, rendered: Rendered): Promise<void>
   /** The page's critical CSS held to this build's stylesheets (remote mode), else as it came. */
@@ -328,7 +336,7 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
           const { css, network, firstScreen, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
           // Named as the page names them, so the notes still match from the cache in a later build.
           const rendered = { css: await own(page, css), network: localNotes(network, page.url), firstScreen }
-          finish(page, rendered, source, serviceMs ?? performance.now() - begun)
+          await finish(page, rendered, source, serviceMs ?? performance.now() - begun)
           await keep(page, rendered)
         } catch (error) {
           // An interrupt ends the run (it throws once every page stopped), not page by page.

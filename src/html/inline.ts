@@ -8,7 +8,7 @@ import MagicString from 'magic-string'
 import { blockingLinks, holdingPaint, type BlockingLinks } from './links.ts'
 import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, type SourceTag } from './scan.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, PRELOAD_WITHOUT_LOADER, STRATEGIES, type PreloadStrategy } from './strategies.ts'
-import { asciiTrim } from './syntax.ts'
+import { asciiTrim, escapeAttribute } from './syntax.ts'
 
 export interface InlineOptions {
   /** Default `'loader'` when `loaderSrc` is given, else `'body'`. */
@@ -25,6 +25,13 @@ export interface InlineOptions {
    * `href` as written: their links stay as they are, blocking, since first paint needs them.
    */
   keepBlocking?: (href: string) => boolean
+  /**
+   * The whole text of a stylesheet to put in its link's place as a `<style>` (its media
+   * kept), by the link's `href` as written; null to defer it as the strategy does. Its
+   * `url()`s must already resolve from the page. Where every link the strategy would defer
+   * is inlined whole, nothing is deferred and `css` is not inserted: the sheets hold it.
+   */
+  wholeSheet?: (href: string) => string | null
 }
 
 /** One edit of the input: `input.slice(start, end)` became `text`. */
@@ -39,12 +46,15 @@ export interface InlineResult {
   /** False when the output is the input. */
   changed: boolean
   /**
-   * CSP hash of the inlined style's text, `sha256-<base64>`, for a `style-src` list (in
-   * single quotes there); null when nothing was inlined.
+   * CSP hash of the inlined critical style's text, `sha256-<base64>`, for a `style-src` list
+   * (in single quotes there); null when it was not inserted (nothing to inline, or every
+   * stylesheet inlined whole: their hashes are in `inlinedWhole`).
    */
   cspHash: string | null
   /** `href`s of the stylesheets that now load without blocking render. */
   deferred: string[]
+  /** Stylesheets now inline whole in their link's place (`wholeSheet`), with the CSP hash of each one's text. */
+  inlinedWhole: { href: string; cspHash: string }[]
   /**
    * `href`s of stylesheets that still hold up painting, left as they were: managed by the
    * author (`onload`, `blocking="render"`), kept blocking (`keepBlocking`), moving them would
@@ -79,6 +89,7 @@ interface CheckedInput {
   nonce: string | undefined
   loaderSrc: string | undefined
   keepBlocking: (href: string) => boolean
+  wholeSheet: (href: string) => string | null
 }
 
 function checkInput(html: unknown, css: unknown, options: InlineOptions): CheckedInput {
@@ -101,7 +112,14 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): Checke
     throw new TypeError("The `loader` strategy needs the `loaderSrc` option: the URL the page loads the loader script from (serve `LOADER_SCRIPT` there), or choose `preload: 'body'`, which needs no script.")
   }
   if (options.keepBlocking !== undefined && typeof options.keepBlocking !== 'function') throw new TypeError('The `keepBlocking` option must be a function of a stylesheet link’s href.')
-  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false) }
+  if (options.wholeSheet !== undefined && typeof options.wholeSheet !== 'function') throw new TypeError('The `wholeSheet` option must be a function of a stylesheet link’s href.')
+  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false), wholeSheet: options.wholeSheet ?? (() => null) }
+}
+
+/** A stylesheet inline whole where its link was: the link's media (and nonce) kept, so it applies as the link did. */
+function wholeStyle(link: SourceTag, text: string, nonce: string | undefined): string {
+  const media = asciiTrim(attribute(link, 'media')?.value ?? '')
+  return `<style${media ? ` media="${escapeAttribute(media)}"` : ''}${nonce ? ` nonce="${nonce}"` : ''}>${text}</style>`
 }
 
 /**
@@ -120,8 +138,8 @@ function assetPlace(rewritten: SourceTag[], blocking: BlockingLinks): SourceTag 
  * css changes nothing.
  */
 export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
-  const { strategy, nonce, loaderSrc, keepBlocking } = checkInput(html, css, options)
-  if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], stillBlocking: [], edits: [] }
+  const { strategy, nonce, loaderSrc, keepBlocking, wholeSheet } = checkInput(html, css, options)
+  if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], inlinedWhole: [], stillBlocking: [], edits: [] }
 
   const rules = STRATEGIES[strategy]
   const outline = scanHtml(html, { readBody: (head) => (rules.needsBodyEnd(head) ? 'all' : 'links') })
@@ -129,9 +147,24 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   const style = `<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
   const edits: InlineEdit[] = []
   const blocking = blockingLinks(outline)
+  const href = (link: SourceTag): string => attribute(link, 'href')?.value ?? ''
+
+  // A link kept blocking is one the strategy may not touch: to `body` it is a fixed point of the cascade.
+  const touchable = (link: SourceTag): boolean => !keepBlocking(asciiTrim(href(link)))
+  const rewritable = rules.rewritable(outline, { head: blocking.head.filter(touchable), body: blocking.body.filter(touchable) })
+  const whole = new Map<SourceTag, string>()
+  for (const link of rewritable) {
+    const text = wholeSheet(asciiTrim(href(link)))
+    if (text !== null) whole.set(link, neutraliseCss(text))
+  }
+  const rewritten = rewritable.filter((link) => !whole.has(link))
+  // With nothing left to load later, the critical CSS would repeat what the page holds whole.
+  const withStyle = rewritten.length > 0 || whole.size === 0
 
   const [previous, ...extra] = outline.criticalStyles
-  if (previous) {
+  if (!withStyle) {
+    for (const block of outline.criticalStyles) edits.push({ start: block.tag.start, end: block.end, text: '' })
+  } else if (previous) {
     edits.push({ start: previous.tag.start, end: previous.end, text: style })
     for (const block of extra) edits.push({ start: block.tag.start, end: block.end, text: '' })
   } else if (blocking.head[0]) {
@@ -142,9 +175,7 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
     edits.push({ start: outline.headPlace, end: outline.headPlace, text: `<head>${style}</head>` })
   }
 
-  // A link kept blocking is one the strategy may not touch: to `body` it is a fixed point of the cascade.
-  const touchable = (link: SourceTag): boolean => !keepBlocking(asciiTrim(attribute(link, 'href')?.value ?? ''))
-  const rewritten = rules.rewritable(outline, { head: blocking.head.filter(touchable), body: blocking.body.filter(touchable) })
+  for (const [link, text] of whole) edits.push({ start: link.start, end: link.end, text: wholeStyle(link, text, nonce) })
   const withAsset = assetPlace(rewritten, blocking)
   let atBodyEnd = ''
   for (const link of rewritten) {
@@ -166,15 +197,15 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
     else output.overwrite(edit.start, edit.end, edit.text)
   }
   const result = output.toString()
-  const href = (link: SourceTag): string => attribute(link, 'href')?.value ?? ''
-  const deferred = new Set(rewritten)
+  const handled = new Set(rewritable)
   return {
     html: result,
     changed: result !== html,
-    cspHash: cspHashOf(styleText),
+    cspHash: withStyle ? cspHashOf(styleText) : null,
     deferred: rewritten.map(href),
+    inlinedWhole: [...whole].map(([link, text]) => ({ href: href(link), cspHash: cspHashOf(text) })),
     stillBlocking: holdingPaint(outline, blocking)
-      .filter((link) => !deferred.has(link))
+      .filter((link) => !handled.has(link))
       .map(href),
     edits,
   }

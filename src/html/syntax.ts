@@ -33,6 +33,11 @@ export function asciiTrim(text: string): string {
   return text.slice(start, end)
 }
 
+/** Text as a double-quoted attribute value. */
+export function escapeAttribute(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;')
+}
+
 export function asciiLowercase(text: string): string {
   return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
 }

@@ -115,7 +115,7 @@ async function shoot(page: Page): Promise<Buffer> {
   return page.screenshot({ animations: 'disabled', caret: 'hide' })
 }
 
-/** The page as a browser shows it with no CSS at all: the critical style removed, stylesheets refused. */
+/** The page as a browser shows it with no CSS at all: every style removed (the critical one, or the sheet inlined whole; the playground has none of its own), stylesheets refused. */
 async function unstyled(url: string, viewport: Viewport): Promise<Buffer> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
   try {
@@ -125,7 +125,7 @@ async function unstyled(url: string, viewport: Viewport): Promise<Buffer> {
       if (request.resourceType() === 'stylesheet') return route.abort()
       if (request.resourceType() !== 'document') return route.continue()
       const response = await route.fetch()
-      const html = (await response.text()).replace(/<style data-critical-css[^>]*>[\s\S]*?<\/style>/g, '')
+      const html = (await response.text()).replace(/<style\b[^>]*>[\s\S]*?<\/style>/g, '')
       return route.fulfill({ response, body: html })
     })
     await page.goto(url, { waitUntil: 'load' })

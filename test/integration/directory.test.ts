@@ -111,7 +111,7 @@ describe('processDirectory, embedded mode', () => {
       const html = await readFile(join(dist, 'index.html'), 'utf8')
       expect(CRITICAL.exec(html)?.[1]).toContain('.hero{')
       // Its own stylesheet no longer blocks; the one the render never got is as it was.
-      expect(html).toContain('<link rel="stylesheet" href="/style.css" media="print" onload="this.media=\'all\'">')
+      expect(html).toContain('<link rel="stylesheet" href="/style.css" media="print" fetchpriority="high" onload="this.media=\'all\'">')
       expect(html).toContain(theirs)
       const [entry] = report.pages
       expect(entry).toMatchObject({ outcome: 'inlined', stillBlocking: 1, skippedHosts: [{ host, reason: 'no answer within 1.0 s' }], unreadStylesheets: [`http://${host}/theme.css`] })

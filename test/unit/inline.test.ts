@@ -114,31 +114,31 @@ describe('strategies', () => {
     {
       name: 'body: preload in place, the stylesheet moved to the end of the body',
       html: PAGE,
-      expected: `<head>\n  ${STYLE}<link rel="preload" as="style" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0">\n</head>\n<body>\n  <p>x</p>\n<link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></body>`,
+      expected: `<head>\n  ${STYLE}<link rel="preload" as="style" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" fetchpriority="low">\n</head>\n<body>\n  <p>x</p>\n<link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></body>`,
     },
     {
       name: 'media: print until loaded, with a noscript fallback',
       html: PAGE,
       options: { preload: 'media' },
-      expected: `<head>\n  ${STYLE}<link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" media="print" onload="this.media='all'"><noscript><link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></noscript>\n</head>\n<body>\n  <p>x</p>\n</body>`,
+      expected: `<head>\n  ${STYLE}<link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" media="print" fetchpriority="high" onload="this.media='all'"><noscript><link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></noscript>\n</head>\n<body>\n  <p>x</p>\n</body>`,
     },
     {
       name: 'media: the original media comes back on load',
       html: "<head><link rel=stylesheet href=a.css media='screen and (min-width: 40em)'></head>",
       options: { preload: 'media' },
-      expected: `<head>${STYLE}<link rel=stylesheet href=a.css media="print" onload="this.media='screen and (min-width: 40em)'"><noscript><link rel=stylesheet href=a.css media='screen and (min-width: 40em)'></noscript></head>`,
+      expected: `<head>${STYLE}<link rel=stylesheet href=a.css media="print" fetchpriority="high" onload="this.media='screen and (min-width: 40em)'"><noscript><link rel=stylesheet href=a.css media='screen and (min-width: 40em)'></noscript></head>`,
     },
     {
       name: 'media: quotes in the media value cannot break the handler',
       html: `<head><link rel=stylesheet href=a.css media="x'&quot;y"></head>`,
       options: { preload: 'media' },
-      expected: `<head>${STYLE}<link rel=stylesheet href=a.css media="print" onload="this.media='x\\'&quot;y'"><noscript><link rel=stylesheet href=a.css media="x'&quot;y"></noscript></head>`,
+      expected: `<head>${STYLE}<link rel=stylesheet href=a.css media="print" fetchpriority="high" onload="this.media='x\\'&quot;y'"><noscript><link rel=stylesheet href=a.css media="x'&quot;y"></noscript></head>`,
     },
     {
       name: 'swap: preload switched to stylesheet on load, with a noscript fallback',
       html: PAGE,
       options: { preload: 'swap' },
-      expected: `<head>\n  ${STYLE}<link rel="preload" as="style" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></noscript>\n</head>\n<body>\n  <p>x</p>\n</body>`,
+      expected: `<head>\n  ${STYLE}<link rel="preload" as="style" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" fetchpriority="low" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></noscript>\n</head>\n<body>\n  <p>x</p>\n</body>`,
     },
     {
       name: 'none: links untouched',
@@ -149,23 +149,23 @@ describe('strategies', () => {
     {
       name: 'body: several stylesheets keep their order at the end of the body',
       html: '<head><link rel="stylesheet" href="/1.css"><link rel="stylesheet" href="/2.css"></head><body>x</body>',
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/1.css"><link rel="preload" as="style" href="/2.css"></head><body>x<link rel="stylesheet" href="/1.css"><link rel="stylesheet" href="/2.css"></body>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/1.css" fetchpriority="low"><link rel="preload" as="style" href="/2.css" fetchpriority="low"></head><body>x<link rel="stylesheet" href="/1.css"><link rel="stylesheet" href="/2.css"></body>`,
     },
     {
       name: 'body: the id stays with the stylesheet; the nonce option reaches the preload',
       html: '<head><link id="main" rel="stylesheet" href="/a.css"></head><body></body>',
       options: { nonce: 'abc' },
-      expected: `<head><style data-critical-css nonce="abc">${CSS}</style><link rel="preload" as="style" href="/a.css" nonce="abc"></head><body><link id="main" rel="stylesheet" href="/a.css"></body>`,
+      expected: `<head><style data-critical-css nonce="abc">${CSS}</style><link rel="preload" as="style" href="/a.css" fetchpriority="low" nonce="abc"></head><body><link id="main" rel="stylesheet" href="/a.css"></body>`,
     },
     {
       name: 'body: the preload leaves the stylesheet its event handlers, so they do not run twice',
       html: '<head><link rel="stylesheet" href="/a.css" onerror="report()"></head><body></body>',
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><link rel="stylesheet" href="/a.css" onerror="report()"></body>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low"></head><body><link rel="stylesheet" href="/a.css" onerror="report()"></body>`,
     },
     {
       name: 'body: a stylesheet followed by a <style> stays, so the cascade keeps its order',
       html: '<head><link rel="stylesheet" href="/a.css"><style>p{}</style><link rel="stylesheet" href="/b.css"></head><body></body>',
-      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"><style>p{}</style><link rel="preload" as="style" href="/b.css"></head><body><link rel="stylesheet" href="/b.css"></body>`,
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css"><style>p{}</style><link rel="preload" as="style" href="/b.css" fetchpriority="low"></head><body><link rel="stylesheet" href="/b.css"></body>`,
     },
     {
       name: 'body: a stylesheet before one its author keeps blocking stays too',
@@ -175,7 +175,7 @@ describe('strategies', () => {
     {
       name: "body: moved stylesheets go before the body's own first stylesheet",
       html: '<head><link rel="stylesheet" href="/a.css"></head><body><p>x</p><link rel="stylesheet" href="/b.css"><p>y</p></body>',
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><p>x</p><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css"><p>y</p></body>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low"></head><body><p>x</p><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css"><p>y</p></body>`,
     },
     {
       name: 'body: a body that ends inside <svg> takes no stylesheet (it would be an SVG element)',
@@ -185,7 +185,7 @@ describe('strategies', () => {
     {
       name: 'body: inline SVG icons, closed, leave the end of the body plain HTML',
       html: '<head><link rel="stylesheet" href="/a.css"></head><body><svg><use href="#i"/></svg><svg viewBox="0 0 1 1"><title>t</title><style>c{}</style></svg><p>x</p></body>',
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><svg><use href="#i"/></svg><svg viewBox="0 0 1 1"><title>t</title><style>c{}</style></svg><p>x</p><link rel="stylesheet" href="/a.css"></body>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low"></head><body><svg><use href="#i"/></svg><svg viewBox="0 0 1 1"><title>t</title><style>c{}</style></svg><p>x</p><link rel="stylesheet" href="/a.css"></body>`,
     },
     {
       name: 'body: an unclosed <style> in a MathML <mi> (HTML again) is raw text to the end: no place there',
@@ -200,7 +200,7 @@ describe('strategies', () => {
     {
       name: 'body: before a comment the input ends inside',
       html: '<head><link rel="stylesheet" href="/a.css"></head><p>x<!-- not closed',
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><p>x<link rel="stylesheet" href="/a.css"><!-- not closed`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low"></head><p>x<link rel="stylesheet" href="/a.css"><!-- not closed`,
     },
     {
       name: 'media and swap leave a link after </head> as it is (a <noscript> there would start the body)',
@@ -212,23 +212,23 @@ describe('strategies', () => {
       name: 'an empty unquoted value does not swallow the attribute put after it',
       html: '<head><link rel="stylesheet" href="/a.css" id=></head>',
       options: { preload: 'media' },
-      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" id="" media="print" onload="this.media='all'"><noscript><link rel="stylesheet" href="/a.css" id=></noscript></head>`,
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" id="" media="print" fetchpriority="high" onload="this.media='all'"><noscript><link rel="stylesheet" href="/a.css" id=></noscript></head>`,
     },
     {
       name: "swap: the original's as attribute gives way to as=\"style\"",
       html: '<head><link rel="stylesheet" as="font" href="/a.css"></head>',
       options: { preload: 'swap' },
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" as="font" href="/a.css"></noscript></head>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" as="font" href="/a.css"></noscript></head>`,
     },
     {
       name: 'body: without </body>, before </html>',
       html: '<head><link rel="stylesheet" href="/a.css"></head><p>x</p></html>',
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><p>x</p><link rel="stylesheet" href="/a.css"></html>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low"></head><p>x</p><link rel="stylesheet" href="/a.css"></html>`,
     },
     {
       name: 'body: without </body> or </html>, at the end',
       html: '<head><link rel="stylesheet" href="/a.css"></head><p>x',
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><p>x<link rel="stylesheet" href="/a.css">`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low"></head><p>x<link rel="stylesheet" href="/a.css">`,
     },
   ])
 })
@@ -270,7 +270,7 @@ describe('links left alone', () => {
       name: 'one the render could not read (keepBlocking): it stays blocking, the others are deferred',
       html: '<head><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="https://cdn.test/x.css"></head>',
       options: { preload: 'swap', keepBlocking: (href) => href === 'https://cdn.test/x.css' },
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/a.css"></noscript><link rel="stylesheet" href="https://cdn.test/x.css"></head>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/a.css"></noscript><link rel="stylesheet" href="https://cdn.test/x.css"></head>`,
     },
     {
       name: 'one the render could not read, under body: the links before it stay in place too, so the cascade keeps its order',
@@ -286,7 +286,7 @@ describe('odd HTML', () => {
     {
       name: 'uppercase tags and attributes, unquoted values, XHTML self-closing',
       html: '<HTML><HEAD><LINK REL=StyleSheet HREF=/a.css /></HEAD><BODY>x</BODY></HTML>',
-      expected: `<HTML><HEAD>${STYLE}<link rel="preload" as="style" HREF=/a.css></HEAD><BODY>x<LINK REL=StyleSheet HREF=/a.css /></BODY></HTML>`,
+      expected: `<HTML><HEAD>${STYLE}<link rel="preload" as="style" HREF=/a.css fetchpriority="low"></HEAD><BODY>x<LINK REL=StyleSheet HREF=/a.css /></BODY></HTML>`,
     },
     {
       name: '<head> text inside comments and scripts is not the head',
@@ -518,19 +518,19 @@ describe('stylesheets in the body (issue 34: the parser waits at one, showing no
       name: 'media: print until loaded, in place',
       html: STARLIGHT,
       options: options('media'),
-      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" media="print" onload="this.media='all'"><noscript>${HEAD_LINK}</noscript></head><body><h1>Title</h1><link rel="stylesheet" href="/code.css" media="print" onload="this.media='all'"><noscript>${CODE_LINK}</noscript><pre>code</pre></body>`,
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/a.css" media="print" fetchpriority="high" onload="this.media='all'"><noscript>${HEAD_LINK}</noscript></head><body><h1>Title</h1><link rel="stylesheet" href="/code.css" media="print" fetchpriority="high" onload="this.media='all'"><noscript>${CODE_LINK}</noscript><pre>code</pre></body>`,
     },
     {
       name: 'swap: a preload until loaded, in place',
       html: STARLIGHT,
       options: options('swap'),
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" onload="this.rel='stylesheet'"><noscript>${HEAD_LINK}</noscript></head><body><h1>Title</h1><link rel="preload" as="style" href="/code.css" onload="this.rel='stylesheet'"><noscript>${CODE_LINK}</noscript><pre>code</pre></body>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low" onload="this.rel='stylesheet'"><noscript>${HEAD_LINK}</noscript></head><body><h1>Title</h1><link rel="preload" as="style" href="/code.css" fetchpriority="low" onload="this.rel='stylesheet'"><noscript>${CODE_LINK}</noscript><pre>code</pre></body>`,
     },
     {
       name: 'body: it stays, and the head’s go before it, keeping the cascade',
       html: STARLIGHT,
       options: options('body'),
-      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css"></head><body><h1>Title</h1>${HEAD_LINK}${CODE_LINK}<pre>code</pre></body>`,
+      expected: `<head>${STYLE}<link rel="preload" as="style" href="/a.css" fetchpriority="low"></head><body><h1>Title</h1>${HEAD_LINK}${CODE_LINK}<pre>code</pre></body>`,
     },
     {
       name: 'none: it stays',
