@@ -404,6 +404,37 @@ describe('what the result reports', () => {
   })
 })
 
+describe('stylesheets inlined whole (wholeSheet, issue 35)', () => {
+  const SHEET = 'body{margin:0}h1{color:red}'
+  const whole = (href: string): string | null => (href === '/a.css' ? SHEET : null)
+
+  it('each in its link’s place, its media and the nonce kept; with nothing left to defer, no critical style and no loader', () => {
+    const html = '<head><link rel="stylesheet" href="/a.css" media="screen and (min-width: 1px)"></head><body></body>'
+    const result = inlineCriticalCss(html, CSS, { loaderSrc: '/l.js', nonce: 'n0', wholeSheet: whole })
+    expect(result.html).toBe(`<head><style media="screen and (min-width: 1px)" nonce="n0">${SHEET}</style></head><body></body>`)
+    expect(result.deferred).toEqual([])
+    expect(result.stillBlocking).toEqual([])
+    expect(result.cspHash).toBeNull()
+    expect(result.inlinedWhole).toEqual([{ href: '/a.css', cspHash: `sha256-${createHash('sha256').update(SHEET).digest('base64')}` }])
+  })
+
+  it('beside a link still deferred, the critical style stays for it, and a previous run’s critical style goes once nothing is deferred', () => {
+    const html = '<head><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css"></head>'
+    const partly = inlineCriticalCss(html, CSS, { preload: 'media', wholeSheet: whole })
+    expect(partly.html).toBe(`<head>${STYLE}<style>${SHEET}</style><link rel="stylesheet" href="/b.css" media="print" fetchpriority="high" onload="this.media='all'"><noscript><link rel="stylesheet" href="/b.css"></noscript></head>`)
+    expect(partly.deferred).toEqual(['/b.css'])
+    const again = inlineCriticalCss(`<head>${STYLE}<link rel="stylesheet" href="/a.css"></head>`, CSS, { preload: 'media', wholeSheet: whole })
+    expect(again.html).toBe(`<head><style>${SHEET}</style></head>`)
+  })
+
+  it('not for a link kept blocking, nor with none, and its text is made safe like the critical CSS', () => {
+    const html = '<head><link rel="stylesheet" href="/a.css"></head>'
+    expect(inlineCriticalCss(html, CSS, { preload: 'media', wholeSheet: whole, keepBlocking: () => true }).inlinedWhole).toEqual([])
+    expect(inlineCriticalCss(html, CSS, { preload: 'none', wholeSheet: whole }).html).toBe(`<head>${STYLE}<link rel="stylesheet" href="/a.css"></head>`)
+    expect(inlineCriticalCss(html, CSS, { preload: 'body', wholeSheet: () => 'a{content:"</style><script>"}' }).html).toBe('<head><style>a{content:"<\\/style><script>"}</style></head>')
+  })
+})
+
 describe('nonsense input', () => {
   it.each([
     ['html that is not a string', () => inlineCriticalCss(undefined as unknown as string, CSS), /html must be a string, got undefined/],

@@ -3,7 +3,7 @@
  * gets a critical CSS whose url()s resolve from where the page is, at any base and from disk.
  */
 import { describe, expect, it } from 'vitest'
-import { relativeCss, relativeUrl } from '../../src/core/portable-css.ts'
+import { relativeCss, relativeUrl, rootPathCss } from '../../src/core/portable-css.ts'
 import { linksRelatively } from '../../src/html/links.ts'
 
 const head = (links: string) => `<!doctype html><html><head><title>x</title>${links}</head><body><p>x</p></body></html>`
@@ -72,5 +72,21 @@ describe('relativeCss: the url()s below the prefix follow the page', () => {
     const once = relativeCss('.a{background:url(/img/a.png)}', page, '/')
     expect(once).toBe('.a{background:url(../../../img/a.png)}')
     expect(relativeCss(once, page, '/')).toBe(once)
+  })
+})
+
+describe('rootPathCss: a stylesheet inlined whole names the files its url()s named from its own address (issue 35)', () => {
+  const sheet = new URL('https://site.test/assets/css/app.css')
+  it('resolves relative URLs to root paths, in every place a URL stands, and leaves the rest byte for byte', () => {
+    const css = `.a{background:url(img/a.png)}\n.b{background:url("../b.png?v=1#x")}\n.c{background-image:image-set("c.png" 1x,'c2.png' 2x)}\n.d{--bg:url( d.svg )}`
+    expect(rootPathCss(css, sheet)).toBe(`.a{background:url(/assets/css/img/a.png)}\n.b{background:url(/assets/b.png?v=1#x)}\n.c{background-image:image-set("/assets/css/c.png" 1x,"/assets/css/c2.png" 2x)}\n.d{--bg:url(/assets/css/d.svg)}`)
+  })
+  it('leaves root paths, other hosts, data: URLs and fragments as they are', () => {
+    const css = '.a{background:url(/x.png)}.b{background:url(https://cdn.test/y.png)}.c{background:url(//cdn.test/z.png)}.d{background:url(data:image/png;base64,AAAA)}.e{fill:url(#grad)}'
+    expect(rootPathCss(css, sheet)).toBe(css)
+  })
+  it('gives up on a sheet that imports another: the import is a request inlining would not save', () => {
+    expect(rootPathCss('@import "base.css";.a{color:red}', sheet)).toBeNull()
+    expect(rootPathCss('@IMPORT url(base.css);', sheet)).toBeNull()
   })
 })
