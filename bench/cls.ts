@@ -19,8 +19,7 @@
  *   npm run bench:cls
  *   BENCH_ROUNDS=3 BENCH_DELAY=1500 BENCH_KBPS=1000 npm run bench:cls
  */
-import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { INSTALL_HINT, chromiumFlags, findChromium } from '../src/engine/browser.ts'
@@ -28,6 +27,7 @@ import { processDirectory } from '../src/core/directory.ts'
 import type { PreloadStrategy } from '../src/html/strategies.ts'
 import { startServer, type BenchServer } from './fcp/server.ts'
 import { CACHE_DIR, CORPUS, fetchSite } from './quality/corpus.ts'
+import { vendorPackage } from './quality/vendor.ts'
 
 const PAGE = 'tables.html'
 const DATATABLES = { name: 'simple-datatables', version: '7.1.2' }
@@ -41,19 +41,6 @@ const CLS_SLACK = 0.005
 const STRATEGIES: readonly PreloadStrategy[] = ['loader', 'media', 'body']
 const WORK = join(CACHE_DIR, 'cls')
 
-/** simple-datatables' dist/ from the registry, unpacked once into the cache. */
-function datatables(): string {
-  const dir = join(WORK, `${DATATABLES.name}-${DATATABLES.version}`)
-  if (!existsSync(join(dir, 'dist', 'style.css'))) {
-    rmSync(dir, { recursive: true, force: true })
-    mkdirSync(dir, { recursive: true })
-    const tarball = execFileSync('npm', ['pack', `${DATATABLES.name}@${DATATABLES.version}`, '--pack-destination', WORK, '--silent'], { encoding: 'utf8' }).trim().split('\n').at(-1)!
-    execFileSync('tar', ['-xzf', join(WORK, tarball), '-C', dir, '--strip-components=1'])
-    rmSync(join(WORK, tarball))
-  }
-  return join(dir, 'dist')
-}
-
 /** The site as built, its CDN library replaced by the package's files at `vendor/`. */
 function builtSite(): string {
   const entry = CORPUS.find((candidate) => candidate.name === 'startbootstrap-sb-admin')!
@@ -63,7 +50,7 @@ function builtSite(): string {
   cpSync(site.dir, dir, { recursive: true })
   const vendor = join(dir, 'vendor', DATATABLES.name)
   mkdirSync(vendor, { recursive: true })
-  const dist = datatables()
+  const dist = join(vendorPackage(DATATABLES.name, DATATABLES.version), 'dist')
   cpSync(join(dist, 'style.css'), join(vendor, 'style.css'))
   cpSync(join(dist, 'umd', 'simple-datatables.js'), join(vendor, 'simple-datatables.js'))
   const html = readFileSync(join(dir, PAGE), 'utf8')

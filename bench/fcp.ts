@@ -5,14 +5,18 @@
  * the Vite playground (3 static pages), two create-vite 9.3.0 apps, bench/apps/react-ts
  * and bench/apps/vue-ts (one page each, rendered by its module script; `npm ci` there on
  * the first run, then the app's own `vite build` without its type check), and the quality
- * corpus (bench/quality/corpus.ts: 15 static template pages, fetched with `npm pack`).
+ * corpus (bench/quality/corpus.ts: 15 static template pages, fetched with `npm pack`;
+ * startbootstrap-creative with its CDN stylesheets and scripts taken from the npm packages
+ * they name and its Google Fonts from @fontsource, bench/quality/vendor.ts, as issue 35's
+ * target measures it).
  *
  * Variants of every page: `no plugin` (as built), `no CSS` (its stylesheets removed: the
  * baseline of the script timing), our critical CSS with each strategy (`loader`, the
  * default, with the loader file at the site root; `body`; `media`; `swap`) and `beasties`
  * (its output with its own defaults, on the same built pages). Our critical CSS is
  * computed once per page by the plugin's folder mode (processDirectory, embedded mode,
- * `preload: 'none'`, no cache) and shared by every strategy.
+ * `preload: 'none'`, no cache) and shared by every strategy; where it is nearly all of the
+ * page's sheets, the strategies' pages have them inline whole, as the plugin's run does.
  *
  * Loads: one loopback server; every `.css` response held back D ms (D = 300 and 1500),
  * everything else at once; every non-loopback request refused. A fresh browser context per
@@ -29,19 +33,34 @@
  * viewport, compared with pixelmatch (threshold 0.1) to the `no plugin` screenshot;
  * `no plugin` is shot twice, for the noise floor.
  *
- * The plugin's embedded Chromium gets the same offline resolver rules as the bench's own,
- * through a CHROME_PATH wrapper (see variants.ts): the corpus pages load scripts from CDN
- * hosts, and waiting on this machine's DNS for them changed the critical CSS from run to run.
+ * The plugin's embedded Chromium runs as users run it, with none of the bench's flags (see
+ * variants.ts): a CDN host the corpus pages name that does not answer is cut by the plugin
+ * (`thirdParty: 'cut'`, the default), as it would be on a user's machine.
  *
  * Targets, for `loader` with stylesheets delayed 1.5 s, on every page: first paint
  * ≤ 300 ms; the first script runs ≤ 50 ms after it does with no CSS; the full stylesheets
  * applied in the end and the final screenshot differing from `no plugin` in ≤ 0.5 % of its
  * pixels. The other variants are checked against the same figures, for reference.
  *
+ * Lighthouse, after those loads, on the same overlay folders: the first page of each site
+ * in every variant but `no CSS`, through Lighthouse's Node API (the installed version,
+ * 12.8.2 when written; printed with the tables) in its default mode: simulated throttling,
+ * mobile form factor, the default config, only the performance category. Each run launches
+ * a fresh Chromium with chrome-launcher (the same binary and flags as the loads, offline
+ * but for 127.0.0.1); the server answers stylesheets at once, as the simulator does its own
+ * throttling. Median of BENCH_LIGHTHOUSE_RUNS runs (default 5; 0 skips Lighthouse) per page
+ * and variant, the variants taking turns: FCP, LCP, Speed Index, the performance score,
+ * the same-origin stylesheets its render-blocking audit listed in any run, and the priority
+ * Chrome gave each stylesheet request (its network-requests audit). Target (issue 35), for
+ * `loader` on startbootstrap-creative: median FCP ≥ 25 % below `no plugin`'s and none of the
+ * site's stylesheets listed as render-blocking; every other site is compared the same way,
+ * for reference. See bench/fcp/lighthouse.ts.
+ *
  *   npm run bench:fcp
  *   BENCH_SITES=playground,react-ts,vue-ts npm run bench:fcp      (sites: playground, react-ts, vue-ts, the corpus names)
  *   BENCH_PAGES=2 BENCH_ROUNDS=1 npm run bench:fcp                (at most 2 pages a site, one load each: faster, noisier)
  *   BENCH_DELAYS=1500 npm run bench:fcp                            (stylesheet delays in ms; the last one is screenshot)
+ *   BENCH_LIGHTHOUSE_RUNS=1 npm run bench:fcp                      (Lighthouse runs per page and variant; 0: none)
  *
  * Progress goes to stderr, the tables to stdout. Requires a system Chrome/Chromium.
  */
@@ -53,9 +72,11 @@ import { stylesheetsOf } from './quality/html.ts'
 import { installedVersion } from './quality/peers.ts'
 import { diff, PIXELMATCH_THRESHOLD } from './quality/shots.ts'
 import { createLoader, OFFLINE, VIEWPORT, type Loader, type LoadResult } from './fcp/browser.ts'
+import { lighthouseTables, lighthouseTarget, measureLighthouse, type LighthouseResults } from './fcp/lighthouse.ts'
+import { label, median, ms, table } from './fcp/report.ts'
 import { startServer, type BenchServer } from './fcp/server.ts'
 import { prepareSites } from './fcp/sites.ts'
-import { criticalCssOf, overlayDir, VARIANTS, writeVariants, type PreparedPage, type Variant } from './fcp/variants.ts'
+import { criticalCssOf, overlayDir, STRATEGIES, VARIANTS, writeVariants, type PreparedPage, type Variant } from './fcp/variants.ts'
 
 const FCP_TARGET_MS = 300
 const SCRIPT_SLACK_MS = 50
@@ -68,8 +89,9 @@ const onlySites = process.env.BENCH_SITES?.split(',').map((s) => s.trim()).filte
 const maxPages = process.env.BENCH_PAGES ? Number(process.env.BENCH_PAGES) : Infinity
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
 const DELAYS = (process.env.BENCH_DELAYS ?? '300,1500').split(',').map(Number)
-if (!(maxPages >= 1) || !Number.isInteger(ROUNDS) || DELAYS.some((d) => !Number.isInteger(d) || d < 0)) {
-  throw new Error('BENCH_PAGES: an integer ≥ 1; BENCH_ROUNDS: an integer ≥ 1; BENCH_DELAYS: ms ≥ 0, comma-separated.')
+const LIGHTHOUSE_RUNS = Number(process.env.BENCH_LIGHTHOUSE_RUNS ?? 5)
+if (!(maxPages >= 1) || !Number.isInteger(ROUNDS) || DELAYS.some((d) => !Number.isInteger(d) || d < 0) || !Number.isInteger(LIGHTHOUSE_RUNS) || LIGHTHOUSE_RUNS < 0) {
+  throw new Error('BENCH_PAGES: an integer ≥ 1; BENCH_ROUNDS: an integer ≥ 1; BENCH_DELAYS: ms ≥ 0, comma-separated; BENCH_LIGHTHOUSE_RUNS: an integer ≥ 0.')
 }
 /** The delay the screenshots and the targets are taken at. */
 const SHOT_DELAY = DELAYS.at(-1)!
@@ -82,23 +104,7 @@ function note(message: string): void {
   console.error(`  ! ${message}`)
 }
 
-const median = (values: number[]): number | null => {
-  const sorted = [...values].sort((a, b) => a - b)
-  if (sorted.length === 0) return null
-  const middle = sorted.length / 2
-  return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-const ms = (value: number | null | undefined): string => (value === null || value === undefined ? '—' : value.toFixed(0))
 const pct = (ratio: number | null | undefined): string => (ratio === null || ratio === undefined ? '—' : (ratio * 100).toFixed(2))
-const label = (page: PreparedPage): string => `${page.site.name} ${page.page}`
-
-/** A markdown table, columns padded: readable in a terminal, pasted as is into bench/README.md. */
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => row[column]!.length)))
-  const line = (cells: string[]): string => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`
-  return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n')
-}
-
 // ─── prepare ──────────────────────────────────────────────────────────────────────────
 
 const executablePath = findChromium()
@@ -134,12 +140,23 @@ interface Measured {
   noiseShot: Buffer | null
 }
 
+/** The stylesheets a variant's page links in the end: a strategy's page holds those the plugin inlined whole in `<style>`s instead. */
+function linkedSheets(page: PreparedPage, variant: Variant): string[] {
+  if (!(STRATEGIES as readonly string[]).includes(variant)) return page.sheets
+  const whole = new Set(page.inlinedWhole.map((href) => new URL(href, new URL(page.page, 'http://127.0.0.1/')).pathname))
+  return page.sheets.filter((path) => !whole.has(path))
+}
+
 const measured = new Map<PreparedPage, Measured>()
+let lighthouseResults: LighthouseResults | null = null
+let chromiumVersion = ''
+let lighthouseMs = 0
 let server: BenchServer | undefined
 let loader: Loader | undefined
 try {
   server = await startServer()
   loader = await createLoader(executablePath, [...chromiumFlags(), OFFLINE])
+  chromiumVersion = loader.version
   const load = async (page: PreparedPage, variant: Variant, delayMs: number, shoot: boolean): Promise<LoadResult> => {
     server!.target = {
       overlay: overlayDir(page.site, variant),
@@ -148,7 +165,7 @@ try {
       delayMs,
     }
     try {
-      return await loader!.load(server!.origin + page.page, { expectScript: page.firstScript !== null, timeoutMs: 2 * delayMs + 5000, shoot, sheets: page.sheets })
+      return await loader!.load(server!.origin + page.page, { expectScript: page.firstScript !== null, timeoutMs: 2 * delayMs + 5000, shoot, sheets: linkedSheets(page, variant) })
     } catch (error) {
       note(`${label(page)} ${variant} ${delayMs} ms: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`)
       return { fcp: null, script: null }
@@ -181,6 +198,12 @@ try {
     // One round only: the noise floor needs a second screenshot of its own.
     if (ROUNDS === 1 && DELAYS.length) result.noiseShot = (await load(page, 'no plugin', SHOT_DELAY, true)).shot ?? null
   }
+  // Closed first: Lighthouse's browsers get the machine to themselves.
+  await loader.close()
+  loader = undefined
+  const lighthouseStarted = performance.now()
+  if (LIGHTHOUSE_RUNS > 0) lighthouseResults = await measureLighthouse(pages, { runs: LIGHTHOUSE_RUNS, chromePath: executablePath, server, note })
+  lighthouseMs = performance.now() - lighthouseStarted
 } finally {
   await loader?.close()
   await server?.close()
@@ -223,7 +246,7 @@ const pixelTable = new Map(pages.map((page) => [page, new Map(VARIANTS.map((vari
 
 console.log(
   `\nFirst paint with slow stylesheets: viewport ${VIEWPORT.width}×${VIEWPORT.height}, a fresh browser context per load, median of ${ROUNDS} load(s); ` +
-    `Chromium ${loader!.version} (${executablePath}), playwright-core ${installedVersion('playwright-core')}, beasties ${installedVersion('beasties')}, node ${process.version}`,
+    `Chromium ${chromiumVersion} (${executablePath}), playwright-core ${installedVersion('playwright-core')}, beasties ${installedVersion('beasties')}, node ${process.version}`,
 )
 console.log(`Load average (1 min) of this ${cpus().length}-core machine: ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end`)
 console.log(`Sites: ${sites.map((site) => `${site.name} (${site.about}, ${site.kind === 'script' ? 'rendered by script' : 'static'})`).join('; ')}`)
@@ -247,7 +270,7 @@ for (const delay of DELAYS) {
 }
 
 const applied = (page: PreparedPage, variant: Variant): number | null | undefined => measured.get(page)?.applied.get(variant)
-const notApplied = (page: PreparedPage, variant: Variant): boolean => variant !== 'no CSS' && page.sheets.length > 0 && applied(page, variant) === null
+const notApplied = (page: PreparedPage, variant: Variant): boolean => variant !== 'no CSS' && linkedSheets(page, variant).length > 0 && applied(page, variant) === null
 
 console.log(
   `\nFinal screenshot (stylesheets delayed ${SHOT_DELAY} ms; after the load event and the page's stylesheets applied): % of pixels differing from \`no plugin\` ` +
@@ -303,6 +326,14 @@ console.log(
   ),
 )
 
+if (lighthouseResults) {
+  console.log(
+    `\nLighthouse ${installedVersion('lighthouse')}, its default mode (simulated throttling, mobile, default config; performance only): first page of each site, ` +
+      `median of ${LIGHTHOUSE_RUNS} run(s) per variant, a fresh Chromium per run, stylesheets not delayed (simulated ms)\n`,
+  )
+  console.log(lighthouseTables(lighthouseResults))
+}
+
 interface Case {
   ok: boolean
   score: number
@@ -352,6 +383,28 @@ for (const variant of COMPARED) {
     if (variant === TARGET_VARIANT) verdicts.push(pass)
   }
 }
+// Issue 35: nothing sent twice when it buys nothing. A page whose sheets the plugin inlines whole
+// asks for none of them; any other sends its critical CSS inline and again in the sheets it defers.
+const cssRequests = (page: PreparedPage): number => page.sheets.length - page.inlinedWhole.length
+const sentTwice = (page: PreparedPage): number => (page.criticalBytes !== null && cssRequests(page) > 0 ? page.criticalBytes : 0)
+console.log(`\nWhat the page sends with our CSS (every strategy but none): same-origin stylesheet requests, and critical CSS bytes also sent in a deferred sheet\n`)
+console.log(
+  table(
+    ['page', 'sheets as built', 'sheet bytes', 'critical bytes', 'inlined whole', 'CSS requests', 'bytes sent twice'],
+    pages.map((page) => [label(page), String(page.sheets.length), String(page.sheetBytes), ms(page.criticalBytes), page.inlinedWhole.join(', ') || '—', String(cssRequests(page)), String(sentTwice(page))]),
+  ),
+)
+const apps = pages.filter((page) => page.site.name === 'react-ts')
+if (apps.length) {
+  const pass = apps.every((page) => cssRequests(page) <= 1 && sentTwice(page) === 0)
+  console.log(`${pass ? 'PASS' : 'FAIL'} create-vite react-ts: at most one CSS request and no CSS byte sent twice: ${apps.map((page) => `${cssRequests(page)} request(s), ${sentTwice(page)} B twice`).join('; ')}`)
+  verdicts.push(pass)
+}
+if (lighthouseResults) {
+  const { pass, lines } = lighthouseTarget(lighthouseResults)
+  console.log(lines.join('\n'))
+  if (pass !== null) verdicts.push(pass)
+}
 
 const blocking = pages.flatMap((page) => Object.entries(page.stillBlocking).map(([variant, hrefs]) => `${label(page)} ${variant}: ${hrefs.join(', ')}`))
 if (blocking.length) console.log(`\nHead stylesheets a strategy left blocking render:\n${blocking.map((line) => `  ${line}`).join('\n')}`)
@@ -360,5 +413,5 @@ if (server!.misses.size) console.log(`\nNot found on the server (${server!.misse
 if (troubles.length) console.log(`\n${troubles.length} problem(s):\n${troubles.map((t) => `  ${t}`).join('\n')}`)
 console.log(
   `\n${TARGET_VARIANT}: ${verdicts.every(Boolean) ? 'every target met' : 'a target missed'}. ` +
-    `Run took ${((performance.now() - started) / 1000).toFixed(0)} s (${((prepared - started) / 1000).toFixed(0)} s building the sites and their critical CSS; ${server!.cssRequests} stylesheet requests).`,
+    `Run took ${((performance.now() - started) / 1000).toFixed(0)} s (${((prepared - started) / 1000).toFixed(0)} s building the sites and their critical CSS${lighthouseResults ? `, ${(lighthouseMs / 1000).toFixed(0)} s in Lighthouse` : ''}; ${server!.cssRequests} stylesheet requests).`,
 )

@@ -2,6 +2,8 @@
  * The sites of the first-paint bench, each built once into the bench cache with no plugin:
  * the Vite playground (static pages), two create-vite apps (react-ts, vue-ts: the page is
  * rendered by its module script) and the quality corpus (static template sites).
+ * startbootstrap-creative is measured as issue 35's target names it: with its CDN links
+ * replaced by the npm packages they name (bench/quality/vendor.ts).
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, rmSync } from 'node:fs'
@@ -9,7 +11,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { playgroundConfig } from '../../playground/vite/vite.config.ts'
 import { PAGES as PLAYGROUND_PAGES } from '../../playground/pages.ts'
-import { CACHE_DIR, CORPUS, fetchSite } from '../quality/corpus.ts'
+import { CACHE_DIR, CORPUS, fetchSite, type CorpusEntry } from '../quality/corpus.ts'
+import { CREATIVE_VENDORED, vendorCreative } from '../quality/vendor.ts'
 
 export const FCP_DIR = join(CACHE_DIR, 'fcp')
 
@@ -64,6 +67,18 @@ function buildApp(name: (typeof APPS)[number]): BenchSite {
   return { name, kind: 'script', about: `create-vite 9.3.0, ${vite}`, dir: outDir, pages: ['/index.html'] }
 }
 
+const VENDORED = 'startbootstrap-creative'
+
+/** A corpus package's dist/ as fetched; the creative one as a vendored copy, written afresh each run. */
+function corpusSite(entry: CorpusEntry): BenchSite {
+  const site = fetchSite(entry)
+  const about = `${entry.name}@${entry.version}`
+  if (entry.name !== VENDORED) return { name: entry.name, kind: 'static', about, dir: site.dir, pages: site.pages }
+  const dir = join(FCP_DIR, entry.name, 'built')
+  vendorCreative(site.dir, dir)
+  return { name: entry.name, kind: 'static', about: `${about}, its CDN files from npm (${CREATIVE_VENDORED}), no SB Forms script`, dir, pages: site.pages }
+}
+
 /** The sites `only` names (all when undefined), built or fetched; at most `maxPages` pages each. */
 export async function prepareSites(only: string[] | undefined, maxPages: number): Promise<BenchSite[]> {
   const unknown = only?.filter((name) => !SITE_NAMES.includes(name)) ?? []
@@ -72,10 +87,6 @@ export async function prepareSites(only: string[] | undefined, maxPages: number)
   const sites: BenchSite[] = []
   if (wanted('playground')) sites.push(await buildPlayground())
   for (const name of APPS) if (wanted(name)) sites.push(buildApp(name))
-  for (const entry of CORPUS) {
-    if (!wanted(entry.name)) continue
-    const site = fetchSite(entry)
-    sites.push({ name: entry.name, kind: 'static', about: `${entry.name}@${entry.version}`, dir: site.dir, pages: site.pages })
-  }
+  for (const entry of CORPUS) if (wanted(entry.name)) sites.push(corpusSite(entry))
   return sites.map((site) => ({ ...site, pages: site.pages.slice(0, maxPages) }))
 }

@@ -6,11 +6,13 @@
  * it: no browser flags), and shared by every strategy. Variant pages are written to an overlay folder per variant (only the
  * HTML, plus the loader script for `loader`); the server falls back to the built site.
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import BeastiesExport from 'beasties'
 import { Parser } from 'htmlparser2'
 import { processDirectory } from '../../src/core/directory.ts'
+import { buildFileFinder, directoryOutput } from '../../src/core/build-server.ts'
+import { wholeSheets } from '../../src/core/whole-sheets.ts'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
 import type { PreloadStrategy } from '../../src/html/strategies.ts'
 import { LOADER_FILE, LOADER_SCRIPT } from '../../src/html/loader.ts'
@@ -43,6 +45,10 @@ export interface PreparedPage {
   beastiesBytes: number
   /** Strategies that left a head stylesheet blocking (the inliner's `stillBlocking`). */
   stillBlocking: Partial<Record<Variant, string[]>>
+  /** The stylesheets the plugin puts inline whole on this page (its critical CSS is nearly all of them): the strategies defer nothing then. */
+  inlinedWhole: string[]
+  /** Same-origin stylesheet bytes the page as built links: with our CSS deferred, the critical part of them is sent twice. */
+  sheetBytes: number
 }
 
 const slug = (variant: Variant): string => variant.replace(/\s+/g, '-').toLowerCase()
@@ -130,10 +136,14 @@ export async function writeVariants(site: BenchSite, critical: Map<string, strin
   // One instance per site, as a build runs it (it caches stylesheets between pages); its own defaults.
   const beasties = new Beasties({ path: site.dir, publicPath: '/', logLevel: 'silent' })
   const prepared: PreparedPage[] = []
+  const find = buildFileFinder({ read: directoryOutput(site.dir) }, '/')
   for (const page of site.pages) {
     const original = readFileSync(join(site.dir, page), 'utf8')
     const css = critical.get(page) ?? null
     const stillBlocking: PreparedPage['stillBlocking'] = {}
+    // What the plugin's run does (core/run.ts): the sheets whole where the critical CSS is nearly all of them.
+    const whole = css ? await wholeSheets(original, new URL(page, 'http://127.0.0.1/').href, css, find, () => false) : null
+    let inlinedWhole: string[] = []
     const html: Record<Variant, string> = {
       'no plugin': original,
       'no CSS': criticalOnly(original, ''),
@@ -144,7 +154,8 @@ export async function writeVariants(site: BenchSite, critical: Map<string, strin
       beasties: await beasties.process(original),
     }
     for (const strategy of STRATEGIES) {
-      const result = inlineCriticalCss(original, css ?? '', { preload: strategy, loaderSrc: LOADER_SRC })
+      const result = inlineCriticalCss(original, css ?? '', { preload: strategy, loaderSrc: LOADER_SRC, ...(whole ? { wholeSheet: (href: string) => whole.get(href) ?? null } : {}) })
+      inlinedWhole = result.inlinedWhole.map((sheet) => sheet.href)
       html[strategy] = result.html
       if (result.stillBlocking.length) stillBlocking[strategy] = result.stillBlocking
     }
@@ -158,6 +169,8 @@ export async function writeVariants(site: BenchSite, critical: Map<string, strin
       criticalBytes: css === null ? null : Buffer.byteLength(css),
       beastiesBytes: Buffer.byteLength(beastiesCss),
       stillBlocking,
+      inlinedWhole,
+      sheetBytes: sameOriginSheets(original, page).reduce((sum, path) => sum + statSync(join(site.dir, decodeURIComponent(path))).size, 0),
     })
   }
   return prepared
