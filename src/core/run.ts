@@ -193,7 +193,9 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     // processed twice) finds the CSS already there and changes nothing. A cache that
     // cannot be written never fails a page.
     try {
-      const output = updated.get(page.file)
+      // A page given its sheets whole has no critical style for a later run to find: that run
+      // finds nothing to defer and leaves it, so its output is not kept (a hit would add the style).
+      const output = reports.get(page)?.inlinedWhole.length ? undefined : updated.get(page.file)
       const keys = new Set([page.key, ...(output === undefined ? [] : [await mode.cacheKey(page, output)])])
       for (const key of keys) await cache.set(key, rendered)
     } catch (error) {

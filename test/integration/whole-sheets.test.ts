@@ -64,7 +64,7 @@ describe('a stylesheet the critical CSS is nearly all of', () => {
   it('is inlined whole in its link’s place: no CSS request, its image found, the report says so; a mostly-below-the-fold sheet is deferred as before', async () => {
     const { root, dist } = await folder()
     const logger = quiet()
-    const { report } = await processDirectory(dist, { cache: false }, { root, logger, env: {} })
+    const { report } = await processDirectory(dist, {}, { root, logger, env: {} })
     const app = await readFile(join(dist, 'app/index.html'), 'utf8')
     // The sheet's text, its image named from the page (the page links relatively), and nothing else added.
     expect(app).toBe(page('app', `<style>${APP_CSS.replace('url(img/dot.svg)', 'url(../css/img/dot.svg)')}</style>\n`))
@@ -77,6 +77,13 @@ describe('a stylesheet the critical CSS is nearly all of', () => {
     expect(CRITICAL.exec(site)?.[1]).toContain('.hero{')
     expect(site).toContain('data-critical-css-media')
     expect(existsSync(join(dist, LOADER_FILE))).toBe(true)
+
+    // A second run over its own output finds nothing to defer and changes nothing, cache or not.
+    for (const cache of [undefined, false] as const) {
+      const again = await processDirectory(dist, cache === false ? { cache } : {}, { root, logger: quiet(), env: {} })
+      expect(again.written).toEqual([])
+      expect(await readFile(join(dist, 'app/index.html'), 'utf8')).toBe(app)
+    }
 
     const files = { '/app/index.html': app, '/css/app.css': APP_CSS, '/css/img/dot.svg': DOT }
     const server = await serveFiles(files)
