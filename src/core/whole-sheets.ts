@@ -5,7 +5,7 @@
  * all above the fold: inlining the critical part and fetching the whole sheet after sends
  * most of its bytes twice, for a request that paints nothing new.
  */
-import { renderBlockingStylesheets } from '../html/links.ts'
+import { blockingStylesheets } from '../html/links.ts'
 import type { FileFinder } from './build-server.ts'
 import { rootPathCss } from './portable-css.ts'
 
@@ -24,13 +24,15 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
  * The text of each stylesheet `html` would defer, by its `href` as written, ready to stand
  * inline in the page at `pageUrl` (URLs as root paths), when the critical `css` is at least
  * {@link WHOLE_SHEET_SHARE} of their bytes; null otherwise. All or none: a sheet the build
- * does not have (another host's, a missing file) or one that imports others keeps every
- * link as it is, since the critical CSS holds their rules together. `keepBlocking`: sheets
- * the render could not read, which stay as they are in any case.
+ * does not have (another host's, a missing file), one that imports others, or a link the
+ * page's own code may look for (not `plain`: React's `data-precedence` links, which hydration
+ * matches) keeps every link as it is, since the critical CSS holds their rules together.
+ * `keepBlocking`: sheets the render could not read, which stay as they are in any case.
  */
 export async function wholeSheets(html: string, pageUrl: string, css: string, find: FileFinder, keepBlocking: (href: string) => boolean): Promise<Map<string, string> | null> {
-  const hrefs = renderBlockingStylesheets(html).filter((href) => !keepBlocking(href))
-  if (hrefs.length === 0) return null
+  const links = blockingStylesheets(html).filter((link) => !keepBlocking(link.href))
+  if (links.length === 0 || links.some((link) => !link.plain)) return null
+  const hrefs = links.map((link) => link.href)
   const page = new URL(pageUrl)
   const sheets = new Map<string, string>()
   let bytes = 0

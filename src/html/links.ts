@@ -59,6 +59,30 @@ export function renderBlockingStylesheets(html: string): string[] {
   return holdingPaint(outline, blockingLinks(outline)).map((link) => asciiTrim(attribute(link, 'href')?.value ?? ''))
 }
 
+/** Attributes that only say how a stylesheet is fetched and applied. */
+const STYLESHEET_ONLY = new Set(['rel', 'href', 'media', 'type', 'crossorigin', 'integrity', 'nonce', 'referrerpolicy', 'fetchpriority'])
+
+/** A blocking stylesheet link: its `href`, and whether it is nothing but a stylesheet. */
+export interface BlockingStylesheet {
+  href: string
+  /**
+   * No attribute beyond those that say how to fetch and apply it. A link with an `id`, a
+   * `data-*` mark or a handler may be looked for by the page's own code (React matches its
+   * `data-precedence` links when it hydrates), so it must stay a link.
+   */
+  plain: boolean
+}
+
+/** Every render- or parser-blocking stylesheet link, head then body, the ones that hold up only scripts included. */
+export function blockingStylesheets(html: string): BlockingStylesheet[] {
+  const outline = scanHtml(html, { readBody: () => 'links' })
+  const { head, body } = blockingLinks(outline)
+  return [...head, ...body].map((link) => ({
+    href: asciiTrim(attribute(link, 'href')?.value ?? ''),
+    plain: link.attributes.every((attr) => STYLESHEET_ONLY.has(asciiLowercase(attr.name))),
+  }))
+}
+
 /** An href with a scheme (`https:`, `data:`) or a host (`//cdn…`): it names the same file wherever the page is. */
 const ABSOLUTE_URL = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i
 

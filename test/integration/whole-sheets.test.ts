@@ -3,7 +3,8 @@
  * Issue 35, nothing sent twice: where a page's critical CSS is nearly all of its stylesheet
  * (a small app's one sheet), the folder command puts the sheet inline whole where its link
  * was, and the page asks for no CSS at all; its `url()`s still find their files. A page whose
- * sheet is mostly below the fold keeps the critical CSS and the deferred link.
+ * sheet is mostly below the fold, or whose link the page's own code looks for, keeps the critical
+ * CSS and the deferred link.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
@@ -40,7 +41,7 @@ function quiet(): BuildLogger & { infos: string[] } {
   return { infos, info: (message) => infos.push(message), warn: () => {} }
 }
 
-/** `app/index.html` links its one sheet relatively; `site.html` links the fixture site's sheet, mostly below the fold. */
+/** `app/index.html` links its one sheet relatively; `site.html` links the fixture site's sheet, mostly below the fold; `react.html` the app's sheet, marked as React marks it. */
 async function folder(): Promise<{ root: string; dist: string }> {
   const root = await mkdtemp(join(tmpdir(), 'ucc-whole-'))
   temps.push(root)
@@ -50,6 +51,8 @@ async function folder(): Promise<{ root: string; dist: string }> {
     'css/app.css': APP_CSS,
     'css/img/dot.svg': DOT,
     'site.html': page('site', '<link rel="stylesheet" href="/style.css">\n'),
+    // React (Next.js's app router) hydrates against its own stylesheet links: this one must stay a link.
+    'react.html': page('react', '<link rel="stylesheet" href="/css/app.css" data-precedence="next">\n'),
     'style.css': SITE_CSS,
   }
   for (const [file, text] of Object.entries(files)) {
@@ -77,6 +80,10 @@ describe('a stylesheet the critical CSS is nearly all of', () => {
     expect(CRITICAL.exec(site)?.[1]).toContain('.hero{')
     expect(site).toContain('data-critical-css-media')
     expect(existsSync(join(dist, LOADER_FILE))).toBe(true)
+    const react = await readFile(join(dist, 'react.html'), 'utf8')
+    expect(byFile.get('react.html')).toMatchObject({ outcome: 'inlined', inlinedWhole: [] })
+    expect(react).toContain('data-precedence="next"')
+    expect(CRITICAL.exec(react)?.[1]).toContain('.hero{')
 
     // A second run over its own output finds nothing to defer and changes nothing, cache or not.
     for (const cache of [undefined, false] as const) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { inlineCriticalCss, type InlineOptions } from '../../src/html/inline.ts'
-import { renderBlockingStylesheets } from '../../src/html/links.ts'
+import { blockingStylesheets, renderBlockingStylesheets } from '../../src/html/links.ts'
 import { stylesheetHrefs } from '../../src/html/scan.ts'
 import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../../src/html/strategies.ts'
 import { applyEdits } from '../fixtures/edits.ts'
@@ -432,6 +432,18 @@ describe('stylesheets inlined whole (wholeSheet, issue 35)', () => {
     expect(inlineCriticalCss(html, CSS, { preload: 'media', wholeSheet: whole, keepBlocking: () => true }).inlinedWhole).toEqual([])
     expect(inlineCriticalCss(html, CSS, { preload: 'none', wholeSheet: whole }).html).toBe(`<head>${STYLE}<link rel="stylesheet" href="/a.css"></head>`)
     expect(inlineCriticalCss(html, CSS, { preload: 'body', wholeSheet: () => 'a{content:"</style><script>"}' }).html).toBe('<head><style>a{content:"<\\/style><script>"}</style></head>')
+  })
+})
+
+describe('blockingStylesheets: which blocking links are nothing but a stylesheet (issue 35)', () => {
+  it('a link with only fetch-and-apply attributes is plain; an id, a data-* mark or a handler is not, and links that hold up only scripts count', () => {
+    const html = `<head><link rel="stylesheet" href="/a.css" media="screen" crossorigin integrity="sha384-x" type="text/css"><link rel="stylesheet" href="/b.css" data-precedence="next"><link rel="stylesheet" href="/c.css" id="theme"><link rel="stylesheet" href="/d.css" media="print"></head><body><p>x</p><link rel="stylesheet" href="/e.css"></body>`
+    expect(blockingStylesheets(html)).toEqual([
+      { href: '/a.css', plain: true },
+      { href: '/b.css', plain: false },
+      { href: '/c.css', plain: false },
+      { href: '/e.css', plain: true },
+    ])
   })
 })
 
