@@ -17,8 +17,9 @@ const WARM_PAGES = 2
 const SPARES_IDLE_MS = 2000
 const WARM_IDLE_MS = 5000
 /**
- * Renderers a kept page costs, as documented (docs/engine.md): its own, and the omnibox popup
- * Chromium 156 preloads for each browser context, plus one the browser keeps beside them.
+ * Renderers a kept page costs at most, as documented (docs/engine.md): its own, and the
+ * omnibox popup Chromium 156 preloads for each browser context (150 has none), plus one the
+ * browser keeps beside them.
  */
 const RENDERERS_PER_PAGE = 2
 const RENDERERS_BESIDE = 1
@@ -71,13 +72,15 @@ describe('Chromium engine: idle pages', () => {
       const browser = fixed()
       expect(browser.browser).toBe(1)
 
-      // Shortly before the spares' idle time: two warm pages and a spare, each with its renderers.
+      // Shortly before the spares' idle time: the warm pages and a spare, each with its renderers
+      // (how many a page costs depends on the Chromium: 2 on 156, 1 on 150).
       await sleep(Math.max(0, jobsDone + SPARES_IDLE_MS * 0.75 - Date.now()))
+      const open = renderers()
       const warmBound = WARM_PAGES * RENDERERS_PER_PAGE + RENDERERS_BESIDE
-      expect(renderers()).toBeGreaterThan(warmBound)
+      expect(open).toBeGreaterThan(WARM_PAGES)
 
-      // Past it, the spare is closed: what is left is the warm pages the docs promise.
-      expect(await until(() => renderers() <= warmBound, SPARES_IDLE_MS + 3000)).toBe(true)
+      // Past it, the spare is closed: fewer renderers, no more than the warm pages the docs promise.
+      expect(await until(() => renderers() < open && renderers() <= warmBound, SPARES_IDLE_MS + 3000)).toBe(true)
 
       // They stay until their own idle time; past it they are closed too: the browser's own processes stay, no renderer.
       await sleep(Math.max(0, jobsDone + WARM_IDLE_MS * 0.8 - Date.now()))
