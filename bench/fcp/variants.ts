@@ -12,7 +12,7 @@ import BeastiesExport from 'beasties'
 import { Parser } from 'htmlparser2'
 import { processDirectory } from '../../src/core/directory.ts'
 import { buildFileFinder, directoryOutput } from '../../src/core/build-server.ts'
-import { wholeSheets } from '../../src/core/whole-sheets.ts'
+import { buildSheetTexts, wholeSheets } from '../../src/core/whole-sheets.ts'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
 import type { PreloadStrategy } from '../../src/html/strategies.ts'
 import { LOADER_FILE, LOADER_SCRIPT } from '../../src/html/loader.ts'
@@ -136,7 +136,7 @@ export async function writeVariants(site: BenchSite, critical: Map<string, strin
   // One instance per site, as a build runs it (it caches stylesheets between pages); its own defaults.
   const beasties = new Beasties({ path: site.dir, publicPath: '/', logLevel: 'silent' })
   const prepared: PreparedPage[] = []
-  const find = buildFileFinder({ read: directoryOutput(site.dir) }, '/')
+  const find = buildSheetTexts(buildFileFinder({ read: directoryOutput(site.dir) }, '/'))
   for (const page of site.pages) {
     const original = readFileSync(join(site.dir, page), 'utf8')
     const css = critical.get(page) ?? null

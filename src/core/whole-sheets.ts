@@ -20,6 +20,41 @@ export const WHOLE_SHEET_SHARE = 0.8
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
+/** One of the build's stylesheets as a page would take it whole. */
+export interface BuildSheetText {
+  /** Its size as built (UTF-8 bytes). */
+  bytes: number
+  /** Its text as it reads inline (URLs as root paths); null when it imports others. Worked out once, when a page first takes it. */
+  inline(): string | null
+}
+
+/** The build's stylesheets by URL, each read and decoded once per run however many pages link it. */
+export type BuildSheetTexts = (url: URL) => Promise<BuildSheetText | null>
+
+export function buildSheetTexts(find: FileFinder): BuildSheetTexts {
+  const known = new Map<string, Promise<BuildSheetText | null>>()
+  return (url) => {
+    let sheet = known.get(url.href)
+    if (sheet === undefined) {
+      sheet = find(url.pathname).then((found) => (found === null ? null : sheetText(found.body, url)))
+      known.set(url.href, sheet)
+    }
+    return sheet
+  }
+}
+
+function sheetText(body: string | Uint8Array, url: URL): BuildSheetText | null {
+  let raw: string
+  try {
+    raw = typeof body === 'string' ? body : UTF8.decode(body)
+  } catch {
+    return null
+  }
+  let inline: string | null | undefined
+  // Parsing is the costly part: most pages' critical CSS is a small part of their sheets, and they never need it.
+  return { bytes: Buffer.byteLength(raw), inline: () => (inline === undefined ? (inline = rootPathCss(raw, url)) : inline) }
+}
+
 /**
  * The text of each stylesheet `html` would defer, by its `href` as written, ready to stand
  * inline in the page at `pageUrl` (URLs as root paths), when the critical `css` is at least
@@ -29,39 +64,26 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
  * matches) keeps every link as it is, since the critical CSS holds their rules together.
  * `keepBlocking`: sheets the render could not read, which stay as they are in any case.
  */
-export async function wholeSheets(html: string, pageUrl: string, css: string, find: FileFinder, keepBlocking: (href: string) => boolean): Promise<Map<string, string> | null> {
+export async function wholeSheets(html: string, pageUrl: string, css: string, sheets: BuildSheetTexts, keepBlocking: (href: string) => boolean): Promise<Map<string, string> | null> {
   const links = blockingStylesheets(html).filter((link) => !keepBlocking(link.href))
   if (links.length === 0 || links.some((link) => !link.plain)) return null
-  const hrefs = links.map((link) => link.href)
   const page = new URL(pageUrl)
-  const sheets = new Map<string, string>()
+  const found = new Map<string, BuildSheetText>()
   let bytes = 0
-  for (const href of new Set(hrefs)) {
-    const text = await ownSheet(href, page, find)
-    if (text === null) return null
-    bytes += Buffer.byteLength(text.raw)
-    sheets.set(href, text.inline)
+  for (const { href } of links) {
+    if (found.has(href)) continue
+    const url = URL.canParse(href, page) ? new URL(href, page) : null
+    const sheet = url !== null && url.origin === page.origin ? await sheets(url) : null
+    if (sheet === null) return null
+    bytes += sheet.bytes
+    found.set(href, sheet)
   }
-  return Buffer.byteLength(css) >= WHOLE_SHEET_SHARE * bytes ? sheets : null
-}
-
-/** A sheet of the build on the page's origin: its text as built, and as it reads inline; null when it cannot be inlined. */
-async function ownSheet(href: string, page: URL, find: FileFinder): Promise<{ raw: string; inline: string } | null> {
-  let url: URL
-  try {
-    url = new URL(href, page)
-  } catch {
-    return null
+  if (Buffer.byteLength(css) < WHOLE_SHEET_SHARE * bytes) return null
+  const texts = new Map<string, string>()
+  for (const [href, sheet] of found) {
+    const inline = sheet.inline()
+    if (inline === null) return null
+    texts.set(href, inline)
   }
-  if (url.origin !== page.origin) return null
-  const found = await find(url.pathname)
-  if (found === null) return null
-  let raw: string
-  try {
-    raw = typeof found.body === 'string' ? found.body : UTF8.decode(found.body)
-  } catch {
-    return null
-  }
-  const inline = rootPathCss(raw, url)
-  return inline === null ? null : { raw, inline }
+  return texts
 }
