@@ -121,6 +121,10 @@ function publicClient(parts: Parts): CriticalCssClient {
       return jobs.waitFor(jobOrId, start(waitOptions, 'waiting for the critical CSS'))
     },
 
+    checkNow(id) {
+      jobs.checkNow(id)
+    },
+
     close() {
       closing ??= (async () => {
         const reason = new CriticalCssError('The critical CSS client was closed.', { status: null, code: 'client_closed' })

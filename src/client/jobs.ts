@@ -114,6 +114,13 @@ export class Jobs {
     return learnt === null ? this.deps.checkInterval.firstMs : learntWait(learnt, this.deps.checkInterval)
   }
 
+  /** The job's next check is now, or its first one once it is waited for. */
+  checkNow(id: string): void {
+    if (this.watcher.checkNow(id)) return
+    const first = this.firstCheck.get(id)
+    if (first) first.at = this.deps.clock.now()
+  }
+
   /** Ends every wait with `reason` (the client is closing). */
   stopAll(reason: Error): void {
     this.watcher.stopAll(reason)

@@ -114,6 +114,16 @@ export class JobWatcher {
     return promise
   }
 
+  /** The job's next check is now (see CriticalCssClient.checkNow); false when no one waits for it yet. */
+  checkNow(id: string): boolean {
+    const watch = this.watches.get(id)
+    if (!watch) return false
+    watch.nextCheckAt = this.deps.now()
+    watch.slackMs = 0
+    this.wake()
+    return true
+  }
+
   /** Ends every wait with `error` (the client is closing). */
   stopAll(error: Error): void {
     for (const watch of [...this.watches.values()]) this.finish(watch, { error })

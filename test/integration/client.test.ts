@@ -691,6 +691,28 @@ describe('waiting', () => {
     expect(gaps).toEqual([7000, 7000, 7000, 7000, 7000])
   })
 
+  it('checkNow(): a job its caller heard has ended is checked at once, not at its next planned check', async () => {
+    for (const when of ['waiting', 'before the wait'] as const) {
+      // Queued at its first check, done at the next: when the first check comes is the caller's doing.
+      const { fake, client } = await setup({ fake: { behaviour: () => ({ statuses: ['queued', 'done'] }) } })
+      const job = await client.generate(PAGE)
+      if (when === 'before the wait') client.checkNow(job.id)
+      const waiting = client.waitForCss(job)
+      if (when === 'waiting') client.checkNow(job.id)
+      expect((await waiting).css).toBeTypeOf('string')
+      const generated = fake.requests.find((r) => r.path === '/api/critical-css/generate')!.at
+      // Without it, the first check is 2 s after the generate (the test above), then 3 s later.
+      expect(fake.requests.filter((r) => r.path.endsWith('/data')).map((r) => r.at - generated)).toEqual([0, 3000])
+    }
+  })
+
+  it('checkNow() of a job no one waits for sends nothing', async () => {
+    const { fake, client } = await setup()
+    client.checkNow('job_unknown')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(fake.requests).toEqual([])
+  })
+
   it('a failed job waited for by its bare id names its page', async () => {
     const { client } = await setup({ fake: { behaviour: () => ({ statuses: ['failed'], failure: { code: 'fetch_failed', message: '404' } }) } })
     const job = await client.generate(PAGE)
