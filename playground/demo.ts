@@ -4,15 +4,20 @@
  * process and renders the fresh build in the system Chromium), then prints what each page
  * got. A machine without Chrome/Chromium gets Debian's `chromium` through apt-get when
  * that is possible (Debian/Ubuntu, as root); otherwise the demo says what to install.
+ *
+ * `npm run demo -- --verbose` also prints where each build's plugin time went (timings.ts)
+ * and writes it beside the report, as playground/<name>/timings.json.
  */
-import { readFile, stat } from 'node:fs/promises'
+import { readFile, stat, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import type { BuildReport } from '../src/core/report.ts'
 import { ensureChromium } from '../scripts/chromium.ts'
+import { breakdown, printBreakdown, recordTimings, type Breakdown } from './timings.ts'
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url))
 const SERVICE_ENV = ['CRITICAL_CSS_BASE_URL', 'CRITICAL_CSS_API_TOKEN', 'CRITICAL_CSS_SITE_URL']
 const STYLESHEET_HREF = /<link\b[^>]*\bhref=["']?([^"' >]+\.css)/g
+const VERBOSE = process.argv.includes('--verbose')
 
 /** Bytes of the stylesheets a built page links (each once): what the browser had to load before the first paint. */
 async function linkedCssBytes(dist: string, html: string): Promise<number> {
@@ -79,14 +84,21 @@ async function main(): Promise<void> {
     if (process.env[name]) console.log(`(ignoring ${name} for the demo: it runs in embedded mode)`)
     delete process.env[name]
   }
-  const timings: [string, number][] = []
+  const timings: [string, number, Breakdown | null][] = []
   for (const [name, build] of [['vite', buildVite], ['webpack', buildWebpack]] as const) {
     console.log(`\n── playground/${name}`)
     const started = performance.now()
+    const steps = VERBOSE ? recordTimings() : null
     await build()
-    timings.push([name, performance.now() - started])
+    const ms = performance.now() - started
+    const spent = steps && breakdown(steps.stop())
+    if (spent) await writeFile(here(`./${name}/timings.json`), `${JSON.stringify(spent, null, 2)}\n`)
+    timings.push([name, ms, spent])
   }
-  for (const [name, ms] of timings) await summary(name, ms)
+  for (const [name, ms, spent] of timings) {
+    await summary(name, ms)
+    if (spent) printBreakdown(name, spent)
+  }
   console.log('\nRun it again: unchanged pages come from the cache (node_modules/.cache/unplugin-critical-css) and no browser starts.')
 }
 

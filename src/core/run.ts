@@ -11,6 +11,7 @@ import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../cli
 import { inlineCriticalCss } from '../html/inline.ts'
 import { linksRelatively, renderBlockingStylesheets } from '../html/links.ts'
 import { STRATEGIES } from '../html/strategies.ts'
+import { timed } from '../shared/timings.ts'
 import { MissingStylesheetsError, notInBuild } from './base-check.ts'
 import { buildFileFinder, type BuildOutput } from './build-server.ts'
 import { createResultCache, type ResultCache } from './cache.ts'
@@ -207,23 +208,25 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   const misses: PageWork[] = []
   /** Pages rendered without some of their own stylesheets, which the build lacks: said once per set of sheets. */
   const partlyMissing: { name: string; paths: string[] }[] = []
-  await Promise.all(
-    pages.map(async (page) => {
-      const begun = performance.now()
-      if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
-      // A page that lacks every sheet of its own would render unstyled and "have no critical CSS": a wrong base, said as such.
-      const missing = mode.missingSheets ? await mode.missingSheets(page, page.html) : null
-      if (missing?.all) return fail(page, new MissingStylesheetsError(missing.paths, missing.bases, options.words), null, performance.now() - begun)
-      // Some: the page renders with the rest, and the render notes the others unread, so their links stay blocking.
-      if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
-      page.key = cache ? await mode.cacheKey(page, page.html) : null
-      const hit = page.key !== null ? await cache!.get(page.key) : null
-      if (hit) return await finish(page, hit, 'cache', performance.now() - begun)
-      // Nothing in the head holds up first paint (CSS inline already, or deferred by an
-      // earlier run): critical CSS would only repeat what paints with the page.
-      if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
-      misses.push(page)
-    }),
+  await timed('run: cache lookups', () =>
+    Promise.all(
+      pages.map(async (page) => {
+        const begun = performance.now()
+        if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
+        // A page that lacks every sheet of its own would render unstyled and "have no critical CSS": a wrong base, said as such.
+        const missing = mode.missingSheets ? await mode.missingSheets(page, page.html) : null
+        if (missing?.all) return fail(page, new MissingStylesheetsError(missing.paths, missing.bases, options.words), null, performance.now() - begun)
+        // Some: the page renders with the rest, and the render notes the others unread, so their links stay blocking.
+        if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
+        page.key = cache ? await mode.cacheKey(page, page.html) : null
+        const hit = page.key !== null ? await cache!.get(page.key) : null
+        if (hit) return await finish(page, hit, 'cache', performance.now() - begun)
+        // Nothing in the head holds up first paint (CSS inline already, or deferred by an
+        // earlier run): critical CSS would only repeat what paints with the page.
+        if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
+        misses.push(page)
+      }),
+    ),
   )
 
   if (misses.length > 0) {
@@ -236,7 +239,8 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       // What renders could not start (the service's pace unreadable, say): every page is left as it is, with why.
       for (const page of misses) fail(page, error, renderedBy, 0)
     }
-    if (renderer !== null) await renderMisses(misses, renderer, { input, timeoutMs: options.timeoutMs, source: renderedBy, finish, fail, keep, own })
+    const rendering = renderer
+    if (rendering !== null) await timed('run: render', () => renderMisses(misses, rendering, { input, timeoutMs: options.timeoutMs, source: renderedBy, finish, fail, keep, own }))
   }
   // An interrupted run has no report to give and nothing to hand back to be written.
   input.signal?.throwIfAborted()

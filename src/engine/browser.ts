@@ -10,6 +10,7 @@ import { delimiter, join } from 'node:path'
 import type { Duplex } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Browser, BrowserContext, CDPSession } from 'playwright-core'
+import { timed } from '../shared/timings.ts'
 import type { EgressGate } from './egress.ts'
 import { EngineError } from './engine.ts'
 import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
@@ -377,7 +378,7 @@ export class Browsers {
 async function launchBrowser(executablePath: string, extraArgs: string[], bounds: RendererBounds, sandbox: boolean): Promise<LaunchedBrowser> {
   let playwright: typeof import('playwright-core')
   try {
-    playwright = await import('playwright-core')
+    playwright = await timed('engine: load playwright-core', () => import('playwright-core'))
   } catch {
     throw new Error('The Chromium engine needs playwright-core: `npm install -D playwright-core` (it drives your system Chrome/Chromium; it downloads nothing).')
   }

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import type { Response } from 'playwright-core'
 import { DEFAULT_THIRD_PARTY, type FirstScreenDifference, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
+import { timed } from '../shared/timings.ts'
 import { Attempt } from './attempt.ts'
 import { BrowserGone, type LaunchedBrowser } from './browser.ts'
 import { CriticalCss, type Answers, type Questions } from './css.ts'
@@ -113,7 +114,7 @@ export class Jobs {
     const pageUrl = view.page.url()
     const views = [view]
     const unreadable = new Set<string>()
-    const texts = await this.#stylesheetTexts([view], remaining())
+    const texts = await timed('engine: stylesheet texts', () => this.#stylesheetTexts([view], remaining()), input.url)
     let sheets: KeyedSheet[] = []
     let critical: { critical: CriticalCss; unread: string[] } | null = null
     let answers: Answers[] = []
@@ -127,7 +128,7 @@ export class Jobs {
           ? view
           : this.#options.freshLoadPerViewport
             ? await this.#open(launched, input, viewport, remaining, attempt, undefined)
-            : { ...view, listed: await resizePage(view, viewport, remaining, this.#options.fontsTimeoutMs) }
+            : { ...view, listed: await timed('engine: resize', () => resizePage(view, viewport, remaining, this.#options.fontsTimeoutMs), input.url) }
       if (here !== view) views.push(here)
       const applied = await appliedSheets(here, texts, unreadable)
       if (critical === null || (!restarted && applied.some((sheet) => !sheets.some((known) => known.key === sheet.key)))) {
@@ -146,11 +147,12 @@ export class Jobs {
           continue
         }
       }
-      answers.push(await ask(here, critical.critical.questions))
+      const parsed = critical.critical
+      answers.push(await timed('engine: ask', () => ask(here, parsed.questions), input.url))
       checked = null
       if (this.#options.checkFirstScreen) {
         const kept = [...critical.unread, ...unreadable, ...here.network.failedSheets]
-        checked = await checkFirstScreen(here, viewport, critical.critical, answers, kept, attempt)
+        checked = await timed('engine: first-screen check', () => checkFirstScreen(here, viewport, parsed, answers, kept, attempt), input.url)
         if (checked.difference) firstScreen.push(checked.difference)
       }
     }
@@ -166,10 +168,10 @@ export class Jobs {
 
   /** The job's page (the tenant's warm one, a spare or a new one), loaded and read at `viewport`. */
   async #open(launched: LaunchedBrowser, input: EngineInput, viewport: Viewport, remaining: () => number, attempt: Attempt, tenant: string | undefined): Promise<LoadedView> {
-    const spare = await this.#pool.take(launched, viewport, tenant)
+    const spare = await timed('engine: take a page', () => this.#pool.take(launched, viewport, tenant), input.url)
     attempt.add(spare)
     attempt.throwIfOver()
-    return await loadPage(spare, input.url, viewport, remaining, attempt, { ...this.#options, thirdParty: input.thirdParty ?? DEFAULT_THIRD_PARTY })
+    return await timed('engine: load', () => loadPage(spare, input.url, viewport, remaining, attempt, { ...this.#options, thirdParty: input.thirdParty ?? DEFAULT_THIRD_PARTY }), input.url)
   }
 
   /**

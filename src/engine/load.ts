@@ -6,6 +6,7 @@
 import type { Page, Response } from 'playwright-core'
 import type { ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
+import { timed } from '../shared/timings.ts'
 import type { Attempt } from './attempt.ts'
 import { BrowserGone } from './browser.ts'
 import { authorityOf, type EgressGate, type Unreached } from './egress.ts'
@@ -94,7 +95,7 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   let response: Response | null
   const navigationMs = Math.min(options.navigationTimeoutMs, remaining())
   try {
-    response = await page.goto(url, { waitUntil: 'commit', timeout: navigationMs })
+    response = await timed('load: navigate', () => page.goto(url, { waitUntil: 'commit', timeout: navigationMs }), url)
     await sessionReset?.dispose()
   } catch (error) {
     const death = died()
@@ -122,10 +123,10 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
     try {
       const seen = navigations
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
-      await pageSettled(page, network, gate, { loadMs: Math.min(options.loadTimeoutMs, remaining()), thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty })
+      await timed('load: settle', () => pageSettled(page, network, gate, { loadMs: Math.min(options.loadTimeoutMs, remaining()), thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty }), url)
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
-      const fontsMs = await ownFontsIn(page, network, Math.min(options.fontsTimeoutMs, remaining()))
-      const listed = await readPage(page, fontsMs)
+      const fontsMs = await timed('load: own fonts', () => ownFontsIn(page, network, Math.min(options.fontsTimeoutMs, remaining())), url)
+      const listed = await timed('load: read', () => readPage(page, fontsMs), url)
       // Read without them: another host's font or script still coming changes nothing in this job any more.
       for (const authority of network.holdingHosts(page).keys()) gate.cut(authority, 'still loading when the page was read')
       // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.

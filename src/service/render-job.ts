@@ -6,6 +6,7 @@
 import { DEFAULT_THIRD_PARTY, JOB_FAILURE_CODES } from '../contract/api-contract.ts'
 import { EngineError } from '../engine/engine.ts'
 import { abortable } from '../shared/abortable.ts'
+import { timed } from '../shared/timings.ts'
 import type { QueueOptions } from './queue-options.ts'
 import type { Store, StoredJob } from './store/types.ts'
 
@@ -43,7 +44,7 @@ export async function renderJob(
     // Aborted while its processing write waited on a busy store: the engine is not started.
     signal.throwIfAborted()
     await options.beforeRun?.(job, signal)
-    const { css, network, firstScreen } = await abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty }), signal)
+    const { css, network, firstScreen } = await timed('service: job', () => abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty }), signal), job.url)
     const finished = now()
     const cssBytes = Buffer.byteLength(css)
     return {

@@ -8,6 +8,7 @@ import { isJobData, type ClientEvent, type CriticalCssClient } from '../../clien
 import { CriticalCssError, NotFoundError, WrongAddressError, formatSeconds, rehint } from '../../client/errors.ts'
 import { latencyOf } from '../../client/job-times.ts'
 import type { ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
+import { timed } from '../../shared/timings.ts'
 import { ConfigurationError, PLUGIN_NAME } from '../errors.ts'
 import type { BuildLogger } from '../report.ts'
 import type { Renderer } from './mode.ts'
@@ -45,14 +46,15 @@ export function clientRenderer(
     async render(url, { deadline, signal, onSent }) {
       let answer: Awaited<ReturnType<CriticalCssClient['generate']>>
       try {
-        answer = await client.generate(url, { viewports, ...(thirdParty ? { thirdParty } : {}), ...(onSent ? { onSent } : {}), deadline, signal })
+        answer = await timed('request: generate', () => client.generate(url, { viewports, ...(thirdParty ? { thirdParty } : {}), ...(onSent ? { onSent } : {}), deadline, signal }), url)
       } catch (error) {
         // The client refuses a URL it cannot send (over 2,048 characters, say) before sending it.
         if (error instanceof TypeError) throw new ConfigurationError(`${PLUGIN_NAME}: page ${url.slice(0, 200)}: ${error.message}`)
         throw advised(error, 'generate', advice)
       }
       try {
-        const data = isJobData(answer) ? answer : await client.waitForCss(answer, { deadline, signal })
+        const job = answer
+        const data = isJobData(job) ? job : await timed('request: wait for the CSS', () => client.waitForCss(job, { deadline, signal }), url)
         return { css: data.css ?? '', network: data.network ?? null, firstScreen: data.firstScreen ?? null, serviceMs: latencyOf(data) }
       } catch (error) {
         throw advised(error, 'wait', advice)

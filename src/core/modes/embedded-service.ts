@@ -5,6 +5,7 @@
  * misses the cache, so a remote-mode or warm build never loads playwright-core.
  */
 import { STOP_SIGNALS, signalExitCode } from '../../shared/signals.ts'
+import { timed } from '../../shared/timings.ts'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
 import type { OptionWords } from '../options.ts'
 
@@ -22,20 +23,23 @@ export interface EmbeddedServiceOptions {
   workers: number
   /** How the failure to start a browser names the way to a service instead. */
   words: OptionWords
+  /** Called with a job's id once its end (done or failed) is written: its waiter need not wait for its next check. */
+  onJobEnded?: (id: string) => void
 }
 
+/** The service's log lines that say a job's end is written. */
+const JOB_ENDS = new Set(['job_done', 'job_failed'])
+
 export async function startEmbeddedService(options: EmbeddedServiceOptions): Promise<EmbeddedService> {
-  const [{ createChromiumEngine }, { startService }, { createToken }] = await Promise.all([
-    import('../../engine/chromium.ts'),
-    import('../../service/server.ts'),
-    import('../../service/auth.ts'),
-  ])
+  const [{ createChromiumEngine }, { startService }, { createToken }] = await timed('embedded: load the engine and service', () =>
+    Promise.all([import('../../engine/chromium.ts'), import('../../service/server.ts'), import('../../service/auth.ts')]),
+  )
   // From before the launch: a signal while the browser starts must take it down too.
   const stopSignals = stopOnSignals()
   let engine: Awaited<ReturnType<typeof createChromiumEngine>>
   try {
     engine = createChromiumEngine()
-    await engine.ready()
+    await timed('embedded: launch the browser', () => engine.ready())
   } catch (error) {
     stopSignals()
     throw new ConfigurationError(
@@ -44,17 +48,22 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   }
   try {
     const token = createToken()
-    const service = await startService({
-      host: '127.0.0.1',
-      port: 0,
-      tokens: [{ token, plan: 'ent' }],
-      engine,
-      allowPrivateNetworks: true,
-      jobTimeoutMs: options.jobTimeoutMs,
-      workers: options.workers,
-      // Nothing is in flight once the build has every page's answer.
-      shutdownGraceMs: 0,
-    })
+    const start = () =>
+      startService({
+        host: '127.0.0.1',
+        port: 0,
+        tokens: [{ token, plan: 'ent' }],
+        engine,
+        allowPrivateNetworks: true,
+        jobTimeoutMs: options.jobTimeoutMs,
+        workers: options.workers,
+        // Nothing is in flight once the build has every page's answer.
+        shutdownGraceMs: 0,
+        log: (line) => {
+          if (JOB_ENDS.has(String(line.event)) && typeof line.job === 'string') options.onJobEnded?.(line.job)
+        },
+      })
+    const service = await timed('embedded: start the service', start)
     let closed: Promise<void> | null = null
     const close = (): Promise<void> => {
       stopSignals()

@@ -12,6 +12,7 @@ import { createClient } from '../../client/client.ts'
 import type { CriticalCssClient } from '../../client/types.ts'
 import { renderKeyText } from '../../html/render-key.ts'
 import { ENGINE_REVISION } from '../../shared/engine-revision.ts'
+import { timed } from '../../shared/timings.ts'
 import { baseCheck } from '../base-check.ts'
 import { serveBuild, type BuildServer } from '../build-server.ts'
 import { contentHash, linkedSheets, sheetHashes, sheetLookup } from '../build-sheets.ts'
@@ -47,8 +48,11 @@ function embeddedWorkers(): number {
 }
 
 /** The service and browser for this build's options (loaded only when a build renders). */
-function startForBuild(options: ResolvedOptions): Promise<EmbeddedService> {
-  return import('./embedded-service.ts').then(({ startEmbeddedService }) => startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers(), words: options.words }))
+function startForBuild(options: ResolvedOptions, onJobEnded: (id: string) => void): Promise<EmbeddedService> {
+  return timed('embedded: start', async () => {
+    const { startEmbeddedService } = await timed('embedded: load its module', () => import('./embedded-service.ts'))
+    return await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers(), words: options.words, onJobEnded })
+  })
 }
 
 export function embeddedMode(options: ResolvedOptions): Mode {
@@ -58,7 +62,8 @@ export function embeddedMode(options: ResolvedOptions): Mode {
   let client: CriticalCssClient | null = null
   const start = (): Promise<EmbeddedService> => {
     if (service === null) {
-      service = startForBuild(options)
+      // The service is in this process: a job's waiter hears of its end at once, not at its next check.
+      service = startForBuild(options, (id) => client?.checkNow(id))
       // A browser that cannot start is said by the run that needs it, with its hint.
       service.catch(() => {})
     }
@@ -105,7 +110,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           return { paths, all, bases: finding?.bases ?? [] }
         },
         async renderer(count, logger) {
-          const started = await start()
+          const started = await timed('embedded: wait for the start', start)
           logger.info(`critical CSS: no service configured, rendering ${count} page${count === 1 ? '' : 's'} in a local Chromium (embedded service, ${workers} at a time)`)
           client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
