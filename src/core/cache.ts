@@ -4,7 +4,7 @@
  * A file that cannot be read or parsed is a miss, never an error.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import { firstScreenWire, type FirstScreenDifference, type JobNetwork, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
@@ -61,13 +61,34 @@ export function cacheDirOf(cache: ResolvedOptions['cache'], root: string): strin
 }
 
 /**
- * Whether a build with this cache will surely render: it holds nothing (its directory is
- * missing or empty, or the cache is off). A build with any entry may render nothing.
+ * The keys the last build of each project root looked up. One cache serves several builds
+ * (a monorepo's apps, the demo's two playgrounds): another build's entries say nothing of
+ * this one's pages, this build's own last keys do.
  */
-export function cacheHoldsNothing(cacheDir: string | null): boolean {
-  if (cacheDir === null) return true
+const lastBuildSchema = z.object({ format: z.literal(FORMAT), root: z.string(), keys: z.array(z.string()) })
+
+function lastBuildFile(dir: string, root: string): string {
+  return join(dir, `last-build-${createHash('sha256').update(root).digest('hex').slice(0, 16)}.json`)
+}
+
+export function writeLastBuild(dir: string, root: string, keys: readonly string[]): Promise<void> {
+  return writeFileAtomic(lastBuildFile(dir, root), JSON.stringify({ format: FORMAT, root, keys }))
+}
+
+/**
+ * Whether a build of `root` will likely render, so that it starts its browser (or reads the
+ * service's pace) while the bundler works: the cache is off, or the root's last build left
+ * no record, or one of the entries it looked up is gone or past the ttl. A build whose pages
+ * changed since renders anyway, only without the head start; a guess that was wrong costs a
+ * browser launch or a late one, never a result.
+ */
+export function buildMayRender(cache: ResolvedOptions['cache'], cacheDir: string | null, root: string, now: number = Date.now()): boolean {
+  if (cache === null || cacheDir === null) return true
   try {
-    return readdirSync(cacheDir).length === 0
+    const last = lastBuildSchema.parse(JSON.parse(readFileSync(lastBuildFile(cacheDir, root), 'utf8')))
+    if (last.root !== root || last.keys.length === 0) return true
+    // The entry file's time is when it was written, as its createdAt is: no need to read each one.
+    return last.keys.some((key) => now - statSync(join(cacheDir, `${key}.json`)).mtimeMs >= cache.ttlMs)
   } catch {
     return true
   }

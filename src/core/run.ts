@@ -14,7 +14,7 @@ import { STRATEGIES } from '../html/strategies.ts'
 import { timed } from '../shared/timings.ts'
 import { MissingStylesheetsError, notInBuild } from './base-check.ts'
 import { buildFileFinder, type BuildOutput } from './build-server.ts'
-import { createResultCache, type ResultCache } from './cache.ts'
+import { createResultCache, writeLastBuild, type ResultCache } from './cache.ts'
 import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
 import { causeOf, groupFailures, pagesAndCause, type Cause, type FailureContext } from './failures.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
@@ -244,6 +244,8 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   }
   // An interrupted run has no report to give and nothing to hand back to be written.
   input.signal?.throwIfAborted()
+  // What the next build of this root looks for, to tell whether to start rendering as it bundles (cache.ts `buildMayRender`).
+  if (cache && cacheDir !== null && !cacheWriteFailed) await writeLastBuild(cacheDir, input.root, pages.flatMap((page) => (page.key === null ? [] : [page.key]))).catch(() => {})
 
   const report: BuildReport = { service: mode.name, startedAt, ms: performance.now() - started, pages: pages.map((page) => reports.get(page)!) }
   const byReport = new Map(pages.map((page) => [reports.get(page)!, page]))

@@ -1,13 +1,13 @@
 /**
  * One plugin instance's builds, from start to release: the session picks the mode once
  * (a configured service, else embedded), begins it as the bundler starts when the build
- * will surely render (the adapter says the configuration writes pages, and the cache holds
- * nothing), so a browser's launch or a usage read overlaps the bundling; runs
+ * likely render (the adapter says the configuration writes pages, and the cache lacks some
+ * result its root's last build used: cache.ts `buildMayRender`), so a browser's launch or a usage read overlaps the bundling; runs
  * the pages when the HTML is ready, and releases what the mode started once the run ends,
  * or when the build ends without one (it failed, or emitted nothing to render). Adapters
  * and the folder command speak to nothing else of core's modes.
  */
-import { cacheDirOf, cacheHoldsNothing } from './cache.ts'
+import { buildMayRender, cacheDirOf } from './cache.ts'
 import { embeddedMode } from './modes/embedded.ts'
 import type { Mode } from './modes/mode.ts'
 import { remoteMode } from './modes/remote.ts'
@@ -22,7 +22,7 @@ export interface BuildSession {
   enabled(build: BuildKind): boolean
   /**
    * The bundler starts and its configuration says it writes pages (`root`: the project root
-   * the cache is below): a build whose cache holds nothing begins its mode now.
+   * the cache is below): a build that will likely render begins its mode now.
    */
   begin(root: string): void
   /** The HTML is ready: the pages get their critical CSS. Releases the session when it ends. */
@@ -38,8 +38,8 @@ export function createBuildSession(options: ResolvedOptions): BuildSession {
     enabled: (build) => enabledFor(options, build),
     begin(root) {
       const cacheDir = cacheDirOf(options.cache, root)
-      // A build with any cache entry may render nothing: then it starts no browser and sends no request.
-      if (cacheHoldsNothing(cacheDir)) mode.begin(cacheDir)
+      // A build whose last run's results are all still kept likely renders nothing: then it starts no browser and sends no request.
+      if (buildMayRender(options.cache, cacheDir, root)) mode.begin(cacheDir)
     },
     async run(input) {
       try {

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -179,6 +179,30 @@ describe('embedded mode', () => {
     expect(output.error?.message).toMatch(/this build fails while it bundles/)
     expect(seen).toBe(false)
   }, 60_000)
+
+  it('a build whose cache holds another build’s results, or lacks one of its own, starts its browser while it bundles', async () => {
+    // Two projects with one cache (a monorepo's apps, the demo's two playgrounds).
+    const shared = join(await createProject('vite'), 'shared-cache')
+    const [first, second] = [await createProject('vite'), await createProject('vite')]
+    for (const root of [shared, first, second]) projects.add(root)
+    const cache = { dir: shared }
+    expect((await build('vite', { root: first, plugin: { cache } })).error).toBeNull()
+    const launchesWhileBundling = async (root: string, ms: number): Promise<boolean> => {
+      expect(await until(() => browsersBelow(process.pid).length === 0, 5000)).toBe(true)
+      let seen = false
+      const output = await build('vite', { root, plugin: { cache }, failBundling: async () => void (seen = await until(() => browsersBelow(process.pid).length > 0, ms)) })
+      expect(output.error?.message).toMatch(/this build fails while it bundles/)
+      return seen
+    }
+    expect(await launchesWhileBundling(second, 20_000)).toBe(true)
+    // The first project's own results are all kept: no browser before a page misses.
+    expect(await launchesWhileBundling(first, 2000)).toBe(false)
+    const last = (await readdir(shared)).find((file) => file.startsWith('last-build-') && readFileSync(join(shared, file), 'utf8').includes(first))!
+    const [gone] = (JSON.parse(readFileSync(join(shared, last), 'utf8')) as { keys: string[] }).keys
+    await rm(join(shared, `${gone}.json`))
+    expect(await launchesWhileBundling(first, 20_000)).toBe(true)
+    expect(await until(() => browsersBelow(process.pid).length === 0, 5000)).toBe(true)
+  }, 120_000)
 
   it('a Vite library build (build.lib, no HTML) starts no browser, creates no cache dir and hints at nothing', async () => {
     const root = await createProject('vite')
