@@ -244,8 +244,13 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   }
   // An interrupted run has no report to give and nothing to hand back to be written.
   input.signal?.throwIfAborted()
-  // What the next build of this root looks for, to tell whether to start rendering as it bundles (cache.ts `buildMayRender`).
-  if (cache && cacheDir !== null && !cacheWriteFailed) await writeLastBuild(cacheDir, input.root, pages.flatMap((page) => (page.key === null ? [] : [page.key]))).catch(() => {})
+  // What the next build of this root looks for, to tell whether to start rendering as it bundles (cache.ts
+  // `buildMayRender`): the pages it found in the cache or rendered. A page with nothing to defer is never
+  // kept, and one that lacks its stylesheets fails before rendering: neither is a reason to start early.
+  if (cache && cacheDir !== null && !cacheWriteFailed) {
+    const looked = pages.filter((page) => page.key !== null && (misses.includes(page) || reports.get(page)?.source === 'cache'))
+    await writeLastBuild(cacheDir, input.root, looked.map((page) => page.key!)).catch(() => {})
+  }
 
   const report: BuildReport = { service: mode.name, startedAt, ms: performance.now() - started, pages: pages.map((page) => reports.get(page)!) }
   const byReport = new Map(pages.map((page) => [reports.get(page)!, page]))

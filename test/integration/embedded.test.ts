@@ -204,6 +204,19 @@ describe('embedded mode', () => {
     expect(await until(() => browsersBelow(process.pid).length === 0, 5000)).toBe(true)
   }, 120_000)
 
+  it('a page with no stylesheet to defer, never kept in the cache, does not make the next build start a browser', async () => {
+    const root = await createProject('vite')
+    projects.add(root)
+    await writeFile(join(root, 'pages/about.html'), '<!doctype html><html><head><title>About</title><style>h1{color:red}</style></head><body><h1>About</h1></body></html>\n')
+    const cold = await build('vite', { root })
+    expect((await report(cold)).pages.map((page) => page.message)).toContain('no render-blocking stylesheet link to defer')
+    expect(await until(() => browsersBelow(process.pid).length === 0, 5000)).toBe(true)
+    let seen = true
+    const output = await build('vite', { root, failBundling: async () => void (seen = await until(() => browsersBelow(process.pid).length > 0, 2000)) })
+    expect(output.error?.message).toMatch(/this build fails while it bundles/)
+    expect(seen).toBe(false)
+  }, 60_000)
+
   it('a Vite library build (build.lib, no HTML) starts no browser, creates no cache dir and hints at nothing', async () => {
     const root = await createProject('vite')
     projects.add(root)
