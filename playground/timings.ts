@@ -76,8 +76,10 @@ export function breakdown(steps: StepTiming[]): Breakdown {
 
 /** The breakdown as the demo prints it: whole ms. */
 export function printBreakdown(name: string, { build, pages }: Breakdown): void {
-  const round = (value: number | string): number | string => (typeof value === 'number' ? Math.round(value) : value)
+  // A step that did not happen (no launch in a warm build) is shown as such, not as NaN.
+  const round = (value: number | string): number | string => (typeof value !== 'number' ? value : Number.isFinite(value) ? Math.round(value) : '—')
   console.log(`\n${name}: where the plugin time went (ms; "at" is from the plugin run's start, negative while the bundler still worked)`)
   console.table([Object.fromEntries(Object.entries(build).map(([key, value]) => [key, round(value)]))])
-  console.table(pages.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, round(value)]))))
+  if (pages.length === 0) console.log('No page was rendered.')
+  else console.table(pages.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, round(value)]))))
 }
