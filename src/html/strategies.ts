@@ -158,6 +158,21 @@ function mediaMark(tag: SourceTag): string {
 const AS_PRELOAD = { rel: 'rel="preload" as="style"', as: null }
 
 /**
+ * The original link, for browsers without scripts. With scripts on, the parser reads a
+ * `<noscript>` as text up to the first `</noscript`: a link whose attribute holds that text
+ * (`title='</noscript><link …>'`) would end it early and let the rest out as markup, another
+ * stylesheet among it. Such a link is written again from its attributes, `<` as `&lt;`,
+ * which a browser without scripts reads back as the same values.
+ */
+function noscriptFallback(html: string, tag: SourceTag): string {
+  const source = html.slice(tag.start, tag.end)
+  if (!NOSCRIPT_END.test(source)) return `<noscript>${source}</noscript>`
+  const attributes = tag.attributes.map((attr) => `${attr.name}="${escapeAttribute(attr.value).replace(/</g, '&lt;')}"`)
+  return `<noscript><link ${attributes.join(' ')}></noscript>`
+}
+const NOSCRIPT_END = /<\/noscript/i
+
+/**
  * How urgently a deferred sheet is fetched, unless the author chose (issue 35). Chromium
  * fetches a stylesheet held at a media that does not match at its lowest priority (VeryLow,
  * held back while the head loads): `high` brings it to High. It fetches a style preload at
@@ -183,7 +198,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
       const held = { media: 'media="print"', [LOADER_MEDIA_ATTRIBUTE]: mediaMark(tag) }
       const link = rebuildLink(html, tag, held, [...fetchPriority(tag, 'high'), ...nonceAttribute(tag, nonce)])
       const script = withAsset ? loaderScriptTag(loaderSrc!, nonce) : ''
-      return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>${script}`, atBodyEnd: '' }
+      return { inPlace: `${link}${noscriptFallback(html, tag)}${script}`, atBodyEnd: '' }
     },
   },
   body: {
@@ -207,7 +222,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     rewrite(html, tag) {
       const media = asciiTrim(attribute(tag, 'media')?.value ?? '') || 'all'
       const link = rebuildLink(html, tag, { media: 'media="print"' }, [...fetchPriority(tag, 'high'), `onload="${escapeAttribute(`this.media='${jsString(media)}'`)}"`])
-      return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>`, atBodyEnd: '' }
+      return { inPlace: `${link}${noscriptFallback(html, tag)}`, atBodyEnd: '' }
     },
   },
   swap: {
@@ -217,7 +232,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     rewritable: inPlaceLinks,
     rewrite(html, tag) {
       const link = rebuildLink(html, tag, AS_PRELOAD, [...fetchPriority(tag, 'low'), `onload="this.rel='stylesheet'"`])
-      return { inPlace: `${link}<noscript>${html.slice(tag.start, tag.end)}</noscript>`, atBodyEnd: '' }
+      return { inPlace: `${link}${noscriptFallback(html, tag)}`, atBodyEnd: '' }
     },
   },
   none: {

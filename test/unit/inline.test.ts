@@ -685,3 +685,14 @@ describe('the stylesheets a page loads (what cache keys and missing-sheet checks
     expect(stylesheetHrefs(html)).toEqual(['/a.css', '/code.css'])
   })
 })
+
+describe('the <noscript> fallback', () => {
+  it.each(['loader', 'media', 'swap'] as const)('%s: a link whose attribute holds </noscript> lets no markup out of its fallback', (preload) => {
+    const html = `<!doctype html><html><head><link rel="stylesheet" href="/a.css" title='</noscript><link rel="stylesheet" href="/x.css">'></head><body><p>x</p></body></html>`
+    const out = inlineCriticalCss(html, 'p{color:red}', { preload, loaderSrc: '/l.js' })
+    expect(stylesheetHrefs(html)).toEqual(['/a.css'])
+    expect(stylesheetHrefs(out.html)).toEqual(['/a.css'])
+    // Written again from its attributes: a browser without scripts reads the same title back.
+    expect(out.html).toContain('<noscript><link rel="stylesheet" href="/a.css" title="&lt;/noscript>&lt;link rel=&quot;stylesheet&quot; href=&quot;/x.css&quot;>"></noscript>')
+  })
+})
