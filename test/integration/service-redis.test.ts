@@ -23,11 +23,14 @@ const ENGINE = fileURLToPath(new URL('../fixtures/stub-engine-module.ts', import
 
 let redis: TestRedis
 const running: RunningService[] = []
+/** What the services of the current test logged, for a failure to say what became of its job. */
+const logged: Record<string, unknown>[] = []
 
 beforeAll(async () => {
   redis = await startRedis({ appendOnly: true })
 })
 afterEach(async () => {
+  logged.length = 0
   for (const service of running.splice(0)) await service.close()
   await redis.start().catch(() => {})
   const client = new Redis(redis.url)
@@ -47,7 +50,7 @@ async function node(options: Partial<ServiceOptions> = {}): Promise<RunningServi
     ],
     engine: createStubEngine(() => ({ delayMs: 20 })),
     resolve: async () => ['93.184.216.34'],
-    log: () => {},
+    log: (line) => void logged.push({ at: new Date().toISOString().slice(11, 23), ...line }),
     ...options,
   })
   running.push(service)
@@ -74,12 +77,15 @@ async function untilDoneWithin(service: RunningService, id: string, token: strin
 
 /** A job's final data; 15 s allowed, since jobs held through a Redis outage finish one worker slot at a time on a loaded machine. */
 async function untilDone(service: RunningService, id: string, token: string): Promise<Record<string, unknown>> {
+  let last: Record<string, unknown> = {}
   for (const end = Date.now() + 15_000; Date.now() < end; ) {
-    const answer = await call(service, `/api/critical-css/job/${id}/data`, { token })
-    if (answer.body.status === 'done' || answer.body.status === 'failed') return answer.body
+    last = (await call(service, `/api/critical-css/job/${id}/data`, { token })).body
+    if (last.status === 'done' || last.status === 'failed') return last
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
-  throw new Error(`job ${id} not finished`)
+  // An intermittent failure in CI (the outage test): what the job said last and what the services logged of it.
+  const lines = logged.filter((line) => line.job === id || (line.event !== 'request' && line.job === undefined)).slice(-20)
+  throw new Error(`job ${id} not finished within 15 s: ${JSON.stringify(last)}; logged: ${JSON.stringify(lines)}`)
 }
 
 describe('service on Redis', () => {
