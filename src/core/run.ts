@@ -248,7 +248,8 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   // `buildMayRender`): the pages it found in the cache or rendered. A page with nothing to defer is never
   // kept, and one that lacks its stylesheets fails before rendering: neither is a reason to start early.
   if (cache && cacheDir !== null && !cacheWriteFailed) {
-    const looked = pages.filter((page) => page.key !== null && (misses.includes(page) || reports.get(page)?.source === 'cache'))
+    const rendered = new Set(misses)
+    const looked = pages.filter((page) => page.key !== null && (rendered.has(page) || reports.get(page)?.source === 'cache'))
     await writeLastBuild(cacheDir, input.root, looked.map((page) => page.key!)).catch(() => {})
   }
 

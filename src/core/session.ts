@@ -1,8 +1,9 @@
 /**
  * One plugin instance's builds, from start to release: the session picks the mode once
  * (a configured service, else embedded), begins it as the bundler starts when the build
- * likely render (the adapter says the configuration writes pages, and the cache lacks some
- * result its root's last build used: cache.ts `buildMayRender`), so a browser's launch or a usage read overlaps the bundling; runs
+ * will likely render (the adapter says the configuration writes pages, and the cache lacks
+ * some result its root's last build used: cache.ts `buildMayRender`), so a browser's launch
+ * or a usage read overlaps the bundling; runs
  * the pages when the HTML is ready, and releases what the mode started once the run ends,
  * or when the build ends without one (it failed, or emitted nothing to render). Adapters
  * and the folder command speak to nothing else of core's modes.

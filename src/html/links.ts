@@ -79,7 +79,7 @@ export function blockingStylesheets(html: string): BlockingStylesheet[] {
   const { head, body } = blockingLinks(outline)
   return [...head, ...body].map((link) => ({
     href: asciiTrim(attribute(link, 'href')?.value ?? ''),
-    plain: link.attributes.every((attr) => STYLESHEET_ONLY.has(asciiLowercase(attr.name))),
+    plain: link.attributes.every((attr) => STYLESHEET_ONLY.has(attr.name)),
   }))
 }
 
