@@ -127,6 +127,8 @@ export function writeJsonReport(file: string, report: BuildReport): Promise<void
 }
 
 const PROGRESS_EVERY_MS = 2000
+/** How often the progress line looks whether a line is due: a page that finished is said within 2 s. */
+const PROGRESS_TICK_MS = 500
 const HEARTBEAT_MS = 10_000
 
 export interface Progress {
@@ -135,31 +137,53 @@ export interface Progress {
   stop(): void
 }
 
+/** `3.1 pages/s`, or under one a second `24 pages/min`. */
+function rate(perSecond: number): string {
+  if (perSecond >= 1) return `${perSecond.toFixed(1)} pages/s`
+  const perMinute = perSecond * 60
+  return `${perMinute.toFixed(perMinute < 10 ? 1 : 0)} pages/min`
+}
+
+/** `about 3 min 20 s left`, `about 40 s left`: whole seconds, since it is a guess. */
+function timeLeft(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000))
+  const minutes = Math.floor(seconds / 60)
+  return `about ${minutes > 0 ? `${minutes} min ${seconds % 60} s` : `${seconds} s`} left`
+}
+
 /**
- * "3/10 pages ready, 7 pending": logged as pages finish (at most every 2 s, not for the
- * last one: the summary follows) and every 10 s while nothing finishes, so a long wait on a
- * slow plan never looks like a hang.
+ * "340/1000 pages ready, 660 pending, 3.1 pages/s, about 3 min 33 s left": logged every 2 s
+ * while pages finish (not for the last one: the summary follows), so a long render shows how
+ * far it got and how long it still needs; and every 10 s while nothing finishes, so a long
+ * wait on a slow plan never looks like a hang. The rate is the run's so far.
  */
 export function createProgress(total: number, logger: BuildLogger, now: () => number = Date.now, why: string | null = null): Progress {
+  const started = now()
   let finished = 0
-  let lastLogged = now()
+  let said = 0
+  let lastLogged = started
   const log = (): void => {
     lastLogged = now()
-    const message = `critical CSS: ${finished}/${total} pages ready, ${total - finished} pending${why === null ? '' : `, ${why}`}`
+    said = finished
+    const elapsedMs = lastLogged - started
+    const pace = finished > 0 && elapsedMs >= 1000 ? `, ${rate((finished * 1000) / elapsedMs)}, ${timeLeft(((total - finished) * elapsedMs) / finished)}` : ''
+    const message = `critical CSS: ${finished}/${total} pages ready, ${total - finished} pending${pace}${why === null ? '' : `, ${why}`}`
     if (logger.progress) logger.progress(message)
     else logger.info(message)
   }
-  const heartbeat = setInterval(() => {
-    if (now() - lastLogged >= HEARTBEAT_MS) log()
-  }, HEARTBEAT_MS)
-  heartbeat.unref()
+  const ticker = setInterval(() => {
+    if (finished >= total) return
+    const quiet = now() - lastLogged
+    if ((finished > said && quiet >= PROGRESS_EVERY_MS - PROGRESS_TICK_MS) || quiet >= HEARTBEAT_MS) log()
+  }, PROGRESS_TICK_MS)
+  ticker.unref()
   return {
     done() {
       finished += 1
       if (finished < total && now() - lastLogged >= PROGRESS_EVERY_MS) log()
     },
     stop() {
-      clearInterval(heartbeat)
+      clearInterval(ticker)
     },
   }
 }
