@@ -73,6 +73,15 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
 const BACKGROUND_FEATURES = ['AutofillServerCommunication']
 
 /**
+ * Chromium keeps one renderer process started ahead of the next navigation, for one browser
+ * context at a time: a navigation in another context throws it away and starts another. Jobs
+ * run side by side in contexts of their own, so every navigation of one started a renderer
+ * the next job's threw away: about one renderer start (and its CPU) per page. The pool opens
+ * its own pages ahead of jobs (page-pool.ts).
+ */
+const SPARE_RENDERER_FEATURES = ['SpareRendererForSitePerProcess']
+
+/**
  * Flags for a browser on a closed network: no traffic of its own, nothing to set up. Playwright
  * passes `--disable-background-networking`, `--disable-component-update`, `--disable-sync` and
  * `--disable-default-apps` too (they stay here for browsers launched without its defaults), and
@@ -94,7 +103,7 @@ const CLOSED_NETWORK_FLAGS = [
   '--no-default-browser-check',
   '--hide-scrollbars',
   '--mute-audio',
-  `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...BACKGROUND_FEATURES].join(',')}`,
+  `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...BACKGROUND_FEATURES, ...SPARE_RENDERER_FEATURES].join(',')}`,
   // Beacons about Google hosts' failures, sent from the context of the page that loaded them.
   '--disable-domain-reliability',
   // `--disable-component-update` leaves on-demand installs alone, and the on-device model
@@ -371,9 +380,11 @@ export class Browsers {
 }
 
 /**
- * Launched as a server of this process (`launchServer`), then connected to over loopback (a
- * random port and a secret path): that is how Playwright hands out the browser's process, which
- * an unresponsive browser must be killed through and whose renderers are bounded by PID.
+ * Launched over a pipe (`launch`), the way Playwright talks to a browser it starts itself: one
+ * hop from this process to the browser. (Through `launchServer` and `connect` every call and
+ * event crossed a WebSocket with per-message compression as well: about a third of the
+ * engine's own CPU on a 60-page site.) The browser's process, which an unresponsive browser is
+ * killed through and whose renderers are bounded by PID, is asked of the browser itself.
  */
 async function launchBrowser(executablePath: string, extraArgs: string[], bounds: RendererBounds, sandbox: boolean): Promise<LaunchedBrowser> {
   let playwright: typeof import('playwright-core')
@@ -385,13 +396,24 @@ async function launchBrowser(executablePath: string, extraArgs: string[], bounds
   // The browser's own connections (outside any job's context) have nowhere to go: what
   // Chromium still asks for by itself is refused here, never let out by the engine's policy.
   const ownProxy = await openClosedProxy()
-  let server: Awaited<ReturnType<typeof playwright.chromium.launchServer>> | undefined
+  let browser: Browser | undefined
+  let pid: number | undefined
   let watch: RendererWatch | undefined
+  // Playwright starts the browser in a process group of its own: the group goes at once, renderers included.
+  const kill = (): void => {
+    if (pid === undefined) return void browser?.close().catch(() => {})
+    try {
+      process.kill(-pid, 'SIGKILL')
+    } catch {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+  }
   try {
-    server = await playwright.chromium.launchServer({
+    browser = await playwright.chromium.launch({
       executablePath,
       headless: true,
-      host: '127.0.0.1',
       args: [...chromiumFlags(), ...bounds.flags, ...EGRESS_FLAGS, ...extraArgs],
       ignoreDefaultArgs: IGNORED_DEFAULT_ARGS,
       chromiumSandbox: sandbox,
@@ -405,48 +427,54 @@ async function launchBrowser(executablePath: string, extraArgs: string[], bounds
       handleSIGTERM: false,
       handleSIGHUP: false,
     })
-    const launched = server
-    const kill = (): void => void launched.kill().catch(() => {})
-    watch = await bounds.watch(launched.process().pid)
-    const browser = await playwright.chromium.connect(launched.wsEndpoint(), { timeout: LAUNCH_TIMEOUT_MS })
+    pid = await browserPid(browser)
+    watch = await bounds.watch(pid)
     const stopWatching = watch
     const stop = (): void => stopWatching.stop()
     browser.on('disconnected', () => {
       stop()
       ownProxy.close()
     })
-    // The process can end before the connection notices (killed from outside).
-    launched.on('close', () => void browser.close().catch(() => {}))
     await checkForcedThroughProxy(browser, ownProxy)
+    const connected = browser
     return {
-      browser,
+      browser: connected,
       dead: false,
       kill,
       stop,
       async close() {
         stop()
         let timer: NodeJS.Timeout | undefined
-        const closing = (async () => {
-          await browser.close().catch(() => {})
-          await launched.close()
-        })()
         const closed = await Promise.race([
-          closing.then(
+          connected.close().then(
             () => true,
             () => false,
           ),
           new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), BROWSER_ANSWER_MS))),
         ])
         clearTimeout(timer)
-        if (!closed) await launched.kill().catch(() => {})
+        if (!closed) kill()
         ownProxy.close()
       },
     }
   } catch (error) {
     watch?.stop()
-    await server?.kill().catch(() => {})
+    kill()
     ownProxy.close()
     throw error
+  }
+}
+
+/** The browser's own process ID, as the browser says it; undefined where it does not (its renderers are then not bounded by PID). */
+async function browserPid(browser: Browser): Promise<number | undefined> {
+  const session = await browser.newBrowserCDPSession()
+  try {
+    const { processInfo } = await session.send('SystemInfo.getProcessInfo')
+    return processInfo.find((each) => each.type === 'browser')?.id
+  } catch {
+    return undefined
+  } finally {
+    void session.detach().catch(() => {})
   }
 }
 
