@@ -4,6 +4,9 @@
  * `settle` leaves its fold test on the page for `probe`, under a symbol.
  */
 
+/** Where the page's init script leaves the function that stops the page's dedicated workers (page-pool.ts). */
+export const STOP_WORKERS_KEY = 'critical-css.stopWorkers'
+
 /** A stylesheet the document applies, in document (cascade) order. */
 export interface ListedSheet {
   /** Null for a `<style>`. */
@@ -32,6 +35,8 @@ export interface SettledPage {
 
 export interface SettleInput {
   fontsMs: number
+  /** {@link STOP_WORKERS_KEY}: the page's dedicated workers are stopped as it is read. */
+  stopWorkersKey: string
   ignoreAttribute: string
   /** Most characters of sheets brought back: `<style>` text, addresses and media, every sheet together. */
   maxCssChars: number
@@ -57,6 +62,8 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
   const MAX_INLINE_STYLES = 200_000
   // Only fonts still loading are waited for: `ready` can also wait on the document's load, which an image of a host that never answers holds.
   if (document.fonts.status === 'loading') await Promise.race([document.fonts.ready, new Promise<void>((resolve) => setTimeout(resolve, input.fontsMs))])
+  // The page is read now: its workers' messages would only come after, and their work costs every other job its CPU.
+  ;(window as unknown as Record<symbol, (() => void) | undefined>)[Symbol.for(input.stopWorkersKey)]?.()
   // A page past a bound is read no further: nothing past it crosses to the engine, only the count.
   const stopped = (what: 'css' | 'tokens', count: number): SettledPage => ({ base: '', sheets: [], present: [], inlineStyles: '', refreshMs: null, parsed: true, over: { what, count } })
   const sheets: ListedSheet[] = []
@@ -93,6 +100,29 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
     known.set(element, result)
     return result
   }
+  const elements = Array.from(document.getElementsByTagName('*'))
+  // Parents come before their children: an element without a box takes its parent's answer, and
+  // the inside of a `display: none` element (a closed menu of a thousand links) asks nothing more.
+  let hidden: Element | null = null
+  let hiddenAnswer = true
+  for (const element of elements) {
+    if (hidden !== null && hidden.contains(element)) {
+      known.set(element, hiddenAnswer)
+      continue
+    }
+    hidden = null
+    if (element.getClientRects().length > 0) {
+      known.set(element, element.getBoundingClientRect().top < fold)
+      continue
+    }
+    const parent = element.parentElement
+    const answer = parent === null ? true : aboveFold(parent)
+    known.set(element, answer)
+    if (getComputedStyle(element).display === 'none') {
+      hidden = element
+      hiddenAnswer = answer
+    }
+  }
   ;(window as unknown as Record<symbol, unknown>)[Symbol.for('critical-css.aboveFold')] = aboveFold
   ;(window as unknown as Record<symbol, unknown>)[Symbol.for('critical-css.forced')] = forced
   const present = new Set<string>()
@@ -102,7 +132,7 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
     present.add(token)
     tokenChars += token.length
   }
-  for (const element of Array.from(document.getElementsByTagName('*'))) {
+  for (const element of elements) {
     if (!aboveFold(element)) continue
     note(`t:${element.localName.toLowerCase()}`)
     if (element.id) note(`i:${element.id}`)

@@ -64,8 +64,13 @@ export async function compareFirstScreen(input: CompareInput): Promise<CompareOu
   }
   const shoot = (): Shot => {
     const boxes = new Float64Array(elements.length * 4)
+    // The inside of a `display: none` element has no box either: its zeros stand, unasked.
+    let hidden: Element | null = null
     elements.forEach((element, index) => {
+      if (hidden !== null && hidden.contains(element)) return
+      hidden = null
       const box = element.getBoundingClientRect()
+      if (box.width === 0 && box.height === 0 && element.getClientRects().length === 0 && getComputedStyle(element).display === 'none') hidden = element
       boxes.set([Math.round(box.x), Math.round(box.y), Math.round(box.width), Math.round(box.height)], index * 4)
     })
     const painted = elements.map((element, index) => {

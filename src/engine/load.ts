@@ -12,7 +12,7 @@ import { BrowserGone } from './browser.ts'
 import { authorityOf, type EgressGate, type Unreached } from './egress.ts'
 import { EngineError } from './engine.ts'
 import { MAX_FRAMES, MAX_PAGE_CSS_BYTES, MAX_PRESENT_CHARS, MAX_PRESENT_TOKENS, mebibytes } from './limits.ts'
-import { settle, type SettledPage } from './extract.ts'
+import { STOP_WORKERS_KEY, settle, type SettledPage } from './extract.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import { PageNetwork } from './page-network.ts'
 import { CLEAR_SESSION_SCRIPT, sameSize, type Spare } from './page-pool.ts'
@@ -193,7 +193,7 @@ export async function resizePage({ page, network }: LoadedView, viewport: Viewpo
 
 /** The page read once it has what shapes its first screen; a page past a bound of the read fails, naming it. */
 async function readPage(page: Page, fontsMs: number): Promise<SettledPage> {
-  const listed = await inPage(page, settle, { fontsMs, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxCssChars: MAX_PAGE_CSS_BYTES, maxTokens: MAX_PRESENT_TOKENS, maxTokenChars: MAX_PRESENT_CHARS })
+  const listed = await inPage(page, settle, { fontsMs, stopWorkersKey: STOP_WORKERS_KEY, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxCssChars: MAX_PAGE_CSS_BYTES, maxTokens: MAX_PRESENT_TOKENS, maxTokenChars: MAX_PRESENT_CHARS })
   if (listed.over?.what === 'css') throw cssOverBound(listed.over.count)
   if (listed.over) throw new EngineError('render_failed', `The page has more distinct tags, ids and classes above the fold than the engine reads (${MAX_PRESENT_TOKENS.toLocaleString('en')}, or ${mebibytes(MAX_PRESENT_CHARS)} of names).`)
   return listed

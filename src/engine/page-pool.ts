@@ -9,6 +9,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
 import { BrowserGone, contextProxy, type BrowserOptions, type LaunchedBrowser } from './browser.ts'
 import type { EgressGate } from './egress.ts'
+import { STOP_WORKERS_KEY } from './extract.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 
 /** Contexts opened ahead of the next job: starting a page's renderer is most of a small page's cost. */
@@ -17,6 +18,8 @@ const MAX_SPARE_PAGES = 4
 const MAX_WARM_USES = 50
 /** Longest a warm page may take to be cleared; one that takes longer (a page that will not let go) is closed instead. */
 const CLEAR_TIMEOUT_MS = 2000
+/** Longest a page is given to move itself to about:blank when asked before the browser moves it. */
+const SELF_NAVIGATION_MS = 500
 /** Longest delay a Node timer takes (2^31 - 1 ms); a longer idle time is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -25,6 +28,12 @@ const MAX_TIMER_MS = 2 ** 31 - 1
  * logs in a loop costs the browser and the service nothing; uncaught errors are not reported
  * either (preventDefault keeps them from the DevTools connection). Non-configurable: the page
  * cannot put the methods back.
+ *
+ * It also keeps the page's dedicated workers, so that the read can stop them (extract.ts,
+ * {@link STOP_WORKERS_KEY}): a worker cannot touch the document, and what it still computes
+ * once the page is read (a documentation site's search index, built anew on every page, is
+ * most of such a page's CPU) changes nothing the job measures. A worker the page starts after
+ * that is stopped at once.
  */
 const QUIET_PAGE_SCRIPT = `(() => {
   const quiet = function () {};
@@ -33,6 +42,26 @@ const QUIET_PAGE_SCRIPT = `(() => {
   }
   addEventListener('error', (event) => event.preventDefault());
   addEventListener('unhandledrejection', (event) => event.preventDefault());
+  const Native = self.Worker;
+  if (typeof Native === 'function') {
+    const workers = [];
+    let stopped = false;
+    const Tracked = new Proxy(Native, {
+      construct(target, args, newTarget) {
+        const worker = Reflect.construct(target, args, newTarget);
+        if (stopped) worker.terminate();
+        else workers.push(worker);
+        return worker;
+      },
+    });
+    Object.defineProperty(self, 'Worker', { value: Tracked, writable: true, configurable: true, enumerable: false });
+    Object.defineProperty(self, Symbol.for(${JSON.stringify(STOP_WORKERS_KEY)}), {
+      value: () => {
+        stopped = true;
+        for (const worker of workers.splice(0)) worker.terminate();
+      },
+    });
+  }
 })();`
 
 /** Clears a document's session storage: a warm page's frames as it is cleared, and its first documents of a job, before their own scripts. */
@@ -265,8 +294,7 @@ export class PagePool {
       await Promise.all(context.pages().map((other) => (other === page ? null : other.close())))
       // Session storage belongs to the tab, per origin: cleared by each frame before the page leaves.
       await Promise.all(page.frames().map((frame) => frame.evaluate(CLEAR_SESSION_SCRIPT).catch(() => {})))
-      // Committed is enough: the old document and its scripts are gone.
-      await page.goto('about:blank', { waitUntil: 'commit' })
+      await leaveForBlank(page)
       spare.session ??= await context.newCDPSession(page)
       const session = spare.session
       const origins = [...spare.origins]
@@ -288,6 +316,26 @@ export class PagePool {
       clearTimeout(timer)
     }
   }
+}
+
+/**
+ * Moves a page to about:blank, committed (the old document and its scripts are gone), in the
+ * renderer it is in. Asked of the page itself, the blank document stays in the page's renderer
+ * and the tenant's next page of the same site loads there too, with its stylesheets and
+ * scripts already parsed; a navigation asked of the browser (`goto`) swaps in a new renderer
+ * each time, whose start cost more than the rest of a small page's job. A page that holds the
+ * navigation off (its `navigate` handler cancels it) is moved by the browser instead.
+ */
+async function leaveForBlank(page: Page): Promise<void> {
+  if (page.url() === 'about:blank') return
+  const committed = page.waitForURL('about:blank', { waitUntil: 'commit', timeout: SELF_NAVIGATION_MS })
+  committed.catch(() => {})
+  const asked = await page.evaluate("location.href = 'about:blank'").then(
+    () => true,
+    () => false,
+  )
+  if (asked && (await committed.then(() => true, () => false))) return
+  await page.goto('about:blank', { waitUntil: 'commit' })
 }
 
 export function sameSize(a: Viewport, b: Viewport): boolean {
