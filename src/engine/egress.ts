@@ -25,8 +25,12 @@ export type Admission = { addresses: string[] } | { refused: string } | { unreso
 /** The check every connection passes: `host:port`, for a request in one of `schemes` (a CONNECT tunnel may carry https or a WebSocket). */
 export type Admit = (host: string, port: number, schemes: readonly string[]) => Promise<Admission>
 
-/** Why a host of a job got no connection: the policy refused it, it could not be reached, the job cut it, or only the page's own hosts were let out. */
-export type Unreached = { kind: 'refused' | 'unreachable' | 'cut' | 'blocked'; reason: string }
+/**
+ * Why a host of a job got no connection: the policy refused it, it could not be reached, the
+ * job cut it, or only the page's own hosts were let out. `silent`: cut because a request of it
+ * got no answer within the third-party bound.
+ */
+export type Unreached = { kind: 'refused' | 'unreachable' | 'cut' | 'blocked'; reason: string; silent?: true }
 
 /**
  * One browser context's way out: an HTTP proxy (`server`, `http://127.0.0.1:PORT`) that every
@@ -38,8 +42,8 @@ export interface EgressGate {
   readonly unreached: ReadonlyMap<string, Unreached>
   /** From now on only these `host:port`s are let out (the page's own); null lets every admitted host out. */
   only(authorities: readonly string[] | null): void
-  /** Ends every connection to `host:port` now and refuses new ones for the rest of the job. */
-  cut(authority: string, reason: string): void
+  /** Ends every connection to `host:port` now and refuses new ones for the rest of the job; `silent`: it left a request unanswered past the third-party bound. */
+  cut(authority: string, reason: string, silent?: boolean): void
   /** Starts a new job's record (a warm context's gate serves one job after another). */
   reset(): void
   /** Cuts every connection made through it. */
@@ -154,8 +158,8 @@ class Gate implements EgressGate {
     this.#only = authorities === null ? null : new Set(authorities)
   }
 
-  cut(authority: string, reason: string): void {
-    this.unreached.set(authority, { kind: 'cut', reason })
+  cut(authority: string, reason: string, silent = false): void {
+    this.unreached.set(authority, { kind: 'cut', reason, ...(silent ? { silent: true as const } : {}) })
     for (const connection of this.#byHost.get(authority) ?? []) connection.destroy()
     this.#byHost.delete(authority)
   }

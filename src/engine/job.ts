@@ -21,6 +21,7 @@ import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
 import { cssOverBound } from './received-bytes.ts'
 import { combineSheets, type AppliedSheet } from './sheets.ts'
+import { SilentHosts } from './silent-hosts.ts'
 
 /** Time kept back from the deadline for measuring the page and writing its CSS. */
 const EXTRACT_RESERVE_MS = 1500
@@ -29,6 +30,8 @@ const DEFAULT_DEADLINE_MS = 60_000
 const MAX_NOTED = 50
 /** Rounds of repair per viewport (rules added for what the first screen showed without them) before a difference is reported. */
 const MAX_REPAIRS = 2
+/** Why a job went without a host it never contacted: it left an earlier page of the tenant unanswered (silent-hosts.ts). */
+const SILENT_ON_AN_EARLIER_PAGE = 'no answer on an earlier page'
 /** Elements a first-screen difference names. */
 const MAX_NAMED = 5
 /** Longest the check waits for the fonts the critical CSS declares again: they come from the browser's caches. */
@@ -62,6 +65,8 @@ export class Jobs {
   readonly #options: JobOptions
   readonly #sheetCache = new Map<string, ParsedSheets>()
   #sheetCacheChars = 0
+  /** Other sites' hosts that left a tenant's page unanswered: its next pages go on without them at once. */
+  readonly #silentHosts = new SilentHosts()
 
   constructor(pool: PagePool, options: JobOptions) {
     this.#pool = pool
@@ -160,7 +165,10 @@ export class Jobs {
     const css = checked?.css ?? critical!.critical.css(answers)
     const network = networkNotes(attempt, views, [...critical!.unread, ...unreadable], pageUrl)
     // The tenant's next job starts on this page, cleared; a tenant with none starts on a spare.
-    if (input.tenant !== undefined) attempt.keep(view.spare)
+    if (input.tenant !== undefined) {
+      attempt.keep(view.spare)
+      this.#silentHosts.add(input.tenant, silentHostsOf(attempt))
+    }
     // Opened now, not earlier: it would compete with this job's page for the CPU.
     this.#pool.refill(launched, input.viewports.slice(0, 1))
     return { css, network, ...(this.#options.checkFirstScreen ? { firstScreen } : {}) }
@@ -171,6 +179,10 @@ export class Jobs {
     const spare = await timed('engine: take a page', () => this.#pool.take(launched, viewport, tenant), input.url)
     attempt.add(spare)
     attempt.throwIfOver()
+    if (input.tenant !== undefined && (input.thirdParty ?? DEFAULT_THIRD_PARTY) === 'cut') {
+      const own = authorityOf(input.url)
+      for (const host of this.#silentHosts.of(input.tenant)) if (host !== own) spare.gate.cut(host, SILENT_ON_AN_EARLIER_PAGE)
+    }
     return await timed('engine: load', () => loadPage(spare, input.url, viewport, remaining, attempt, { ...this.#options, thirdParty: input.thirdParty ?? DEFAULT_THIRD_PARTY }), input.url)
   }
 
@@ -354,6 +366,11 @@ async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: 
     for (const token of output.marked) marked.add(token)
     answers[answers.length - 1] = await ask(view, critical.questions, marked)
   }
+}
+
+/** Hosts the attempt cut for leaving a request unanswered past the third-party bound. */
+function silentHostsOf(attempt: Attempt): string[] {
+  return attempt.contexts.flatMap((spare) => [...spare.gate.unreached].filter(([, why]) => why.silent).map(([authority]) => authority))
 }
 
 /**

@@ -72,7 +72,7 @@ export async function pageSettled(page: Page, network: PageNetwork, gate: Egress
         if (bounds.thirdParty !== 'wait') {
           // Each host on its own clock, from its oldest request: one sent early costs the page nothing more once its own are in.
           const now = Date.now()
-          for (const [authority, sent] of holding) if (now - sent >= bounds.thirdPartyMs) gate.cut(authority, `no answer within ${seconds(bounds.thirdPartyMs)}`)
+          for (const [authority, sent] of holding) if (now - sent >= bounds.thirdPartyMs) gate.cut(authority, `no answer within ${seconds(bounds.thirdPartyMs)}`, true)
         }
       }
       if (Date.now() >= until) {

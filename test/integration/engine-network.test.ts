@@ -136,6 +136,28 @@ describe.skipIf(!findChromium())('Chromium engine: a third-party host never deci
     expect(dns.queries() - before).toBeGreaterThanOrEqual(4)
   })
 
+  it('a tenant’s next pages go on at once without a host that left an earlier page unanswered; another tenant’s page still waits for it', async () => {
+    const host = `127.0.0.1:${silent.port}`
+    const renderAs = (tenant: string, path: string): Promise<EngineResult> =>
+      engine.generate({ url: `${site.origin}${path}`, viewports: [DESKTOP], signal: AbortSignal.timeout(JOB_MS), deadline: Date.now() + 120_000, tenant })
+    const first = await renderAs('alice', '/head-script.html?first')
+    expect(first.network?.skippedHosts).toEqual([{ host, reason: 'no answer within 1.0 s' }])
+    const reached = silent.connections()
+    // Another page of the site with the same script, and a page of another site of the tenant's whose stylesheet is there.
+    const next = await renderAs('alice', '/head-script.html?next')
+    const sheet = await renderAs('alice', '/head-stylesheet.html')
+    expect(silent.connections()).toBe(reached)
+    expect(next.css).toBe(first.css)
+    expect(next.network?.skippedHosts).toEqual([{ host, reason: 'no answer on an earlier page' }])
+    expect(sheet.css).toBe(first.css)
+    expect(sheet.network).toEqual({ skippedHosts: [{ host, reason: 'no answer on an earlier page' }], unreadStylesheets: [`http://${host}/theme.css`] })
+    // What one tenant's pages met changes nothing for another's.
+    const other = await renderAs('bob', '/head-script.html?other')
+    expect(silent.connections()).toBeGreaterThan(reached)
+    expect(other.network?.skippedHosts).toEqual([{ host, reason: 'no answer within 1.0 s' }])
+    expect(other.css).toBe(first.css)
+  })
+
   it('block: no other host is contacted at all, and the page is done with its own CSS', async () => {
     const before = silent.connections()
     const blocked = await render('/head-stylesheet.html', 'block')

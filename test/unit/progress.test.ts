@@ -5,7 +5,7 @@ import { createProgress, type BuildLogger } from '../../src/core/report.ts'
 function recording(): { logger: BuildLogger; lines: { at: number; text: string }[] } {
   const lines: { at: number; text: string }[] = []
   const keep = (text: string): void => void lines.push({ at: Date.now(), text })
-  return { lines, logger: { info: keep, warn: keep, error: keep } }
+  return { lines, logger: { info: keep, warn: keep } }
 }
 
 describe('the progress line', () => {
