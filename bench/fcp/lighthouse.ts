@@ -8,7 +8,7 @@
  */
 import * as chromeLauncher from 'chrome-launcher'
 import lighthouse, { type Result } from 'lighthouse'
-import { chromiumFlags } from '../../src/engine/browser.ts'
+import { chromiumFlags } from '../../src/engine/flags.ts'
 import { OFFLINE } from './browser.ts'
 import { label, median, ms, table } from './report.ts'
 import type { BenchServer } from './server.ts'

@@ -17,7 +17,7 @@
 import { readFileSync } from 'node:fs'
 import { join, posix } from 'node:path'
 import { DEFAULT_VIEWPORTS } from '../../src/contract/api-contract.ts'
-import { chromiumFlags } from '../../src/engine/browser.ts'
+import { chromiumFlags } from '../../src/engine/flags.ts'
 import { serveStatic } from '../quality/corpus.ts'
 import { rebaseUrls, stylesheetsOf } from '../quality/html.ts'
 import { createBeasties, createPenthouse, installedVersion } from '../quality/peers.ts'

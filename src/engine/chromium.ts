@@ -2,8 +2,8 @@
  * The Chromium engine: a system Chrome/Chromium driven by playwright-core (never a
  * downloaded browser), launched once and reused: one load per job, resized per viewport, on a page kept warm per tenant.
  *
- * Its rooms: options.ts (defaults, resolved once), browser.ts (find, flags, launch, heartbeat,
- * relaunch), page-pool.ts (warm pages per tenant, spares), load.ts and waits.ts (navigation,
+ * Its rooms: options.ts (defaults, resolved once), browser.ts (find, launch, heartbeat,
+ * relaunch) with flags.ts and egress-wall.ts, page-pool.ts (warm pages per tenant, spares), load.ts and waits.ts (navigation,
  * network, bounded waits), job.ts and attempt.ts (one job within its deadline).
  */
 import { DEFAULT_VIEWPORTS } from '../contract/api-contract.ts'

@@ -7,7 +7,8 @@
  */
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import type { Viewport } from '../contract/api-contract.ts'
-import { BrowserGone, contextProxy, type BrowserOptions, type LaunchedBrowser } from './browser.ts'
+import { BrowserGone, type BrowserOptions, type LaunchedBrowser } from './browser.ts'
+import { contextProxy } from './flags.ts'
 import type { EgressGate } from './egress.ts'
 import { STOP_WORKERS_KEY } from './extract.ts'
 import type { ResolvedEngineOptions } from './options.ts'
