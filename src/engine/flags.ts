@@ -47,6 +47,14 @@ const BACKGROUND_FEATURES = ['AutofillServerCommunication']
 const SPARE_RENDERER_FEATURES = ['SpareRendererForSitePerProcess']
 
 /**
+ * Chromium 156 preloads its omnibox popup, a WebUI page in a renderer of its own
+ * (`--top-chrome-webui`), for every browser context: a second renderer per job's context, and
+ * most of the 0.2–0.9 s a new context took. A headless browser shows no omnibox. All three
+ * switches are needed; with any one left on, the popup is still preloaded.
+ */
+const OMNIBOX_FEATURES = ['WebUIOmniboxPopup', 'WebUIOmniboxFullPopup', 'WebUIOmniboxAimPopup']
+
+/**
  * Flags for a browser on a closed network: no traffic of its own, nothing to set up. Playwright
  * passes `--disable-background-networking`, `--disable-component-update`, `--disable-sync` and
  * `--disable-default-apps` too (they stay here for browsers launched without its defaults), and
@@ -68,7 +76,7 @@ const CLOSED_NETWORK_FLAGS = [
   '--no-default-browser-check',
   '--hide-scrollbars',
   '--mute-audio',
-  `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...BACKGROUND_FEATURES, ...SPARE_RENDERER_FEATURES].join(',')}`,
+  `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...BACKGROUND_FEATURES, ...SPARE_RENDERER_FEATURES, ...OMNIBOX_FEATURES].join(',')}`,
   // Beacons about Google hosts' failures, sent from the context of the page that loaded them.
   '--disable-domain-reliability',
   // `--disable-component-update` leaves on-demand installs alone, and the on-device model

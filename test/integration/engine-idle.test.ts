@@ -17,11 +17,11 @@ const WARM_PAGES = 2
 const SPARES_IDLE_MS = 2000
 const WARM_IDLE_MS = 5000
 /**
- * Renderers a kept page costs at most, as documented (docs/engine.md): its own, and the
- * omnibox popup Chromium 156 preloads for each browser context (150 has none). None beside
- * them: Chromium's spare renderer is off.
+ * Renderers a kept page costs at most, as documented (docs/engine.md): its own (the omnibox
+ * popup Chromium 156 preloads for each browser context is off). None beside them: Chromium's
+ * spare renderer is off.
  */
-const RENDERERS_PER_PAGE = 2
+const RENDERERS_PER_PAGE = 1
 const RENDERERS_BESIDE = 0
 
 let site: StaticServer
