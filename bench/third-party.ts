@@ -49,6 +49,7 @@ import { rebaseUrls, stylesheetsOf } from './quality/html.ts'
 import { createPenthouse, installedVersion, type PenthouseRunner } from './quality/peers.ts'
 import { startSilentHost } from '../test/fixtures/silent-host.ts'
 import { seeded } from './seeded.ts'
+import { newest } from './newest-file.ts'
 
 const TEMPLATE_PAGES = 30
 const RUNS = Math.max(1, Math.floor(Number(process.env.BENCH_RUNS)) || 3)
@@ -475,18 +476,6 @@ interface Cli {
   warning: string | null
   /** The folder the command runs from (dist/ or src/): its newest file is stamped on each run. */
   codeDir: string
-}
-
-/** Newest modification time of any file below `dir`, with its path. */
-function newest(dir: string): { path: string; mtimeMs: number } {
-  let best = { path: dir, mtimeMs: 0 }
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue
-    const path = join(entry.parentPath, entry.name)
-    const { mtimeMs } = statSync(path)
-    if (mtimeMs > best.mtimeMs) best = { path, mtimeMs }
-  }
-  return best
 }
 
 /** The command as a user gets it: package.json's bin when dist/ is built, else tsx on the source. */

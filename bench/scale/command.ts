@@ -6,12 +6,13 @@
  * whether a Chromium ever ran below it, and every stderr line with the time it arrived.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BuildReport } from '../../src/core/report.ts'
 import { chromiumProcesses } from '../../test/fixtures/process-tree.ts'
 import { watchTree, type TreePeak } from '../embedded/tree.ts'
+import { newest } from '../newest-file.ts'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 /** The service's variables: unset, so the command runs in embedded mode whatever the shell has. */
@@ -24,18 +25,6 @@ export interface Cli {
   argv: string[]
   /** What to know about the code measured (a rebuild, or tsx on the source). */
   note: string | null
-}
-
-/** Newest file below `dir`, by modification time. */
-function newest(dir: string): { path: string; mtimeMs: number } {
-  let best = { path: dir, mtimeMs: 0 }
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue
-    const path = join(entry.parentPath, entry.name)
-    const { mtimeMs } = statSync(path)
-    if (mtimeMs > best.mtimeMs) best = { path, mtimeMs }
-  }
-  return best
 }
 
 /**
