@@ -127,8 +127,10 @@ export function writeJsonReport(file: string, report: BuildReport): Promise<void
 }
 
 const PROGRESS_EVERY_MS = 2000
-/** How often the progress line looks whether a line is due: a page that finished is said within 2 s. */
-const PROGRESS_TICK_MS = 500
+/** How often the progress line looks whether a line is due. */
+const PROGRESS_TICK_MS = 250
+/** A line is due this long after the last one: it comes within 2 s even when a tick, or the event loop, is late. */
+const PROGRESS_DUE_MS = PROGRESS_EVERY_MS - 2 * PROGRESS_TICK_MS
 const HEARTBEAT_MS = 10_000
 
 export interface Progress {
@@ -174,13 +176,13 @@ export function createProgress(total: number, logger: BuildLogger, now: () => nu
   const ticker = setInterval(() => {
     if (finished >= total) return
     const quiet = now() - lastLogged
-    if ((finished > said && quiet >= PROGRESS_EVERY_MS - PROGRESS_TICK_MS) || quiet >= HEARTBEAT_MS) log()
+    if ((finished > said && quiet >= PROGRESS_DUE_MS) || quiet >= HEARTBEAT_MS) log()
   }, PROGRESS_TICK_MS)
   ticker.unref()
   return {
     done() {
       finished += 1
-      if (finished < total && now() - lastLogged >= PROGRESS_EVERY_MS) log()
+      if (finished < total && now() - lastLogged >= PROGRESS_DUE_MS) log()
     },
     stop() {
       clearInterval(ticker)
