@@ -28,7 +28,7 @@ export type Admit = (host: string, port: number, schemes: readonly string[]) => 
 /**
  * Why a host of a job got no connection: the policy refused it, it could not be reached, the
  * job cut it, or only the page's own hosts were let out. `silent`: cut because a request of it
- * got no answer within the third-party bound.
+ * got no answer within the third-party bound, and it had sent the job nothing at all.
  */
 export type Unreached = { kind: 'refused' | 'unreachable' | 'cut' | 'blocked'; reason: string; silent?: true }
 
@@ -42,8 +42,12 @@ export interface EgressGate {
   readonly unreached: ReadonlyMap<string, Unreached>
   /** From now on only these `host:port`s are let out (the page's own); null lets every admitted host out. */
   only(authorities: readonly string[] | null): void
-  /** Ends every connection to `host:port` now and refuses new ones for the rest of the job; `silent`: it left a request unanswered past the third-party bound. */
-  cut(authority: string, reason: string, silent?: boolean): void
+  /**
+   * Ends every connection to `host:port` now and refuses new ones for the rest of the job.
+   * `unanswered`: it left a request unanswered past the third-party bound; it is recorded
+   * `silent` only if it sent the job nothing at all (a host that answered one request is slow, not gone).
+   */
+  cut(authority: string, reason: string, unanswered?: boolean): void
   /** Starts a new job's record (a warm context's gate serves one job after another). */
   reset(): void
   /** Cuts every connection made through it. */
@@ -112,6 +116,8 @@ class Gate implements EgressGate {
   /** The connections carrying a host's traffic now, so `cut` can end them. */
   readonly #byHost = new Map<string, Set<Duplex>>()
   #only: Set<string> | null = null
+  /** Hosts that sent this job anything (a response, a byte through a tunnel). */
+  readonly #answered = new Set<string>()
   readonly agent = new Agent({ keepAlive: true, maxSockets: 8 })
   #onClose: () => void
 
@@ -158,7 +164,13 @@ class Gate implements EgressGate {
     this.#only = authorities === null ? null : new Set(authorities)
   }
 
-  cut(authority: string, reason: string, silent = false): void {
+  /** `host` sent this job something. */
+  answered(host: string): void {
+    this.#answered.add(host)
+  }
+
+  cut(authority: string, reason: string, unanswered = false): void {
+    const silent = unanswered && !this.#answered.has(authority)
     this.unreached.set(authority, { kind: 'cut', reason, ...(silent ? { silent: true as const } : {}) })
     for (const connection of this.#byHost.get(authority) ?? []) connection.destroy()
     this.#byHost.delete(authority)
@@ -166,6 +178,7 @@ class Gate implements EgressGate {
 
   reset(): void {
     this.unreached.clear()
+    this.#answered.clear()
     this.#only = null
   }
 
@@ -251,6 +264,7 @@ export function createEgressProxy(admit: Admit, log: (line: Record<string, unkno
     })
     upstream.on('socket', (socket) => gate.hold(socket))
     upstream.on('response', (answer) => {
+      gate.answered(host)
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, passedHeaders(answer.rawHeaders))
       answer.pipe(res)
     })
@@ -283,6 +297,8 @@ export function createEgressProxy(admit: Admit, log: (line: Record<string, unkno
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
     if (head.length) upstream.write(head)
     splice(client, upstream)
+    // After the pipe: it reads on as before, and this hears the first byte too.
+    upstream.once('data', () => gate.answered(host))
   }
 
   async function upgrade(gate: Gate, target: URL, req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {

@@ -179,11 +179,12 @@ export class Jobs {
     const spare = await timed('engine: take a page', () => this.#pool.take(launched, viewport, tenant), input.url)
     attempt.add(spare)
     attempt.throwIfOver()
-    if (input.tenant !== undefined && (input.thirdParty ?? DEFAULT_THIRD_PARTY) === 'cut') {
+    const thirdParty = input.thirdParty ?? DEFAULT_THIRD_PARTY
+    if (input.tenant !== undefined && thirdParty === 'cut') {
       const own = authorityOf(input.url)
       for (const host of this.#silentHosts.of(input.tenant)) if (host !== own) spare.gate.cut(host, SILENT_ON_AN_EARLIER_PAGE)
     }
-    return await timed('engine: load', () => loadPage(spare, input.url, viewport, remaining, attempt, { ...this.#options, thirdParty: input.thirdParty ?? DEFAULT_THIRD_PARTY }), input.url)
+    return await timed('engine: load', () => loadPage(spare, input.url, viewport, remaining, attempt, { ...this.#options, thirdParty }), input.url)
   }
 
   /**
@@ -368,7 +369,7 @@ async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: 
   }
 }
 
-/** Hosts the attempt cut for leaving a request unanswered past the third-party bound. */
+/** Hosts the attempt cut for leaving a request unanswered past the third-party bound, having sent it nothing. */
 function silentHostsOf(attempt: Attempt): string[] {
   return attempt.contexts.flatMap((spare) => [...spare.gate.unreached].filter(([, why]) => why.silent).map(([authority]) => authority))
 }

@@ -158,6 +158,27 @@ describe.skipIf(!findChromium())('Chromium engine: a third-party host never deci
     expect(other.css).toBe(first.css)
   })
 
+  it('a host that answered one request and held another is slow, not silent: the tenant’s next page waits for it again and gets its stylesheet', async () => {
+    const mixed = await serveFiles({ '/theme.css': '.title{color:teal}', '/never.js': { body: '', hang: true } })
+    try {
+      const host = mixed.origin.replace('http://', '')
+      const head = `<link rel="stylesheet" href="${mixed.origin}/theme.css"><script src="${mixed.origin}/never.js"></script>`
+      files['/mixed.html'] = page(head)
+      const renderAs = (path: string): Promise<EngineResult> =>
+        engine.generate({ url: `${site.origin}${path}`, viewports: [DESKTOP], signal: AbortSignal.timeout(JOB_MS), deadline: Date.now() + 120_000, tenant: 'carol' })
+      const first = await renderAs('/mixed.html?first')
+      expect(first.css).toContain('.title{color:teal}')
+      expect(first.network?.skippedHosts).toEqual([{ host, reason: 'no answer within 1.0 s' }])
+      const next = await renderAs('/mixed.html?next')
+      expect(next.css).toBe(first.css)
+      expect(next.network).toEqual(first.network)
+      // Asked for by both pages (no-store): the second page was let out to the host.
+      expect(mixed.requests.filter((path) => path === '/theme.css')).toHaveLength(2)
+    } finally {
+      await mixed.close()
+    }
+  })
+
   it('block: no other host is contacted at all, and the page is done with its own CSS', async () => {
     const before = silent.connections()
     const blocked = await render('/head-stylesheet.html', 'block')
