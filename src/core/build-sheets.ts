@@ -15,6 +15,13 @@ export function contentHash(content: string | Uint8Array): string {
   return createHash('sha256').update(content).digest('base64url')
 }
 
+/** `contentHash` of the text `write` gives in parts: the same hash as of the parts joined. */
+export function contentHashOfParts(write: (part: (text: string) => void) => void): string {
+  const hash = createHash('sha256')
+  write((text) => hash.update(text))
+  return hash.digest('base64url')
+}
+
 /** What this build has at a stylesheet URL on its own origin: the hash of the file's content, or the path it lacks (as linked, with its query). */
 export type BuildSheet = { hash: string } | { missing: string }
 

@@ -7,10 +7,10 @@
  * named files from the sheet's own address. Only the `url()`s are touched, each where it
  * stands, so the rest of the CSS keeps its bytes and a second pass changes nothing.
  */
-import { parse, walk, type CssNode } from 'css-tree'
+import { string as cssString, tokenize, tokenTypes as T, url as cssUrl } from 'css-tree'
+import { forRecentTexts } from '../html/recent.ts'
 
 const IMAGE_SET = /^(-webkit-)?image-set$/i
-const RAW_URL = /url\(\s*(['"]?)([^'")\s]+)\1\s*\)/gi
 
 /** A URL path below the site's prefix, as a path from the page's directory (`../../fonts/x.woff2`). */
 export function relativeUrl(pagePath: string, target: string): string {
@@ -60,47 +60,87 @@ export function rootPathCss(css: string, sheetUrl: URL): string | null {
   })
 }
 
+/** A URL in CSS: where it stands, what it names, and whether it is a `url()` or an `image-set()` string. */
+interface UrlSpan {
+  start: number
+  end: number
+  value: string
+  kind: 'url' | 'string'
+}
+
 /**
  * `css` with each URL `rewrite` gives a new value for replaced where it stands (`url()`,
- * `image-set()` strings, and those in custom properties, whose values are not parsed), so
- * the rest keeps its bytes.
+ * and the strings of `image-set()`), so the rest keeps its bytes.
  */
 function rewriteUrls(css: string, rewrite: (value: string) => string | null): string {
   if (!/url\(|image-set/i.test(css)) return css
-  const to = (value: string): string | null => rewrite(value.trim())
-  const edits: { start: number; end: number; text: string }[] = []
-  const edit = (node: CssNode, text: string | null): void => {
-    if (text !== null && node.loc) edits.push({ start: node.loc.start.offset, end: node.loc.end.offset, text })
-  }
-  walk(parse(css, { positions: true, parseValue: true, parseCustomProperty: false }), (node) => {
-    if (node.type === 'Url') {
-      const value = to(node.value)
-      edit(node, value === null ? null : `url(${quoted(value)})`)
-    } else if (node.type === 'Function' && IMAGE_SET.test(node.name)) {
-      node.children.forEach((child) => {
-        if (child.type !== 'String') return
-        const value = to(child.value)
-        edit(child, value === null ? null : JSON.stringify(value))
-      })
-    } else if (node.type === 'Raw' && node.loc) {
-      // A custom property's value is not parsed: its url()s are found in its text.
-      const text = css.slice(node.loc.start.offset, node.loc.end.offset)
-      const rewritten = text.replace(RAW_URL, (whole, quote: string, href: string) => {
-        const value = to(href)
-        return value === null ? whole : `url(${quote}${value}${quote})`
-      })
-      if (rewritten !== text) edit(node, rewritten)
-    }
-  })
-  if (edits.length === 0) return css
+  const spans = recentUrlSpans(css)
   let out = ''
   let at = 0
-  for (const { start, end, text } of edits.sort((a, b) => a.start - b.start)) {
-    out += css.slice(at, start) + text
+  for (const { start, end, value, kind } of spans) {
+    const rewritten = rewrite(value)
+    if (rewritten === null) continue
+    out += css.slice(at, start) + (kind === 'url' ? `url(${quoted(rewritten)})` : JSON.stringify(rewritten))
     at = end
   }
-  return out + css.slice(at)
+  return at === 0 ? css : out + css.slice(at)
 }
+
+/**
+ * The URLs of `css`, in source order, read from its tokens rather than a parse: a url() is a
+ * url() wherever it stands (a custom property's value included), and a page's critical CSS
+ * is read in a fraction of a parse's time.
+ */
+function urlSpans(css: string): UrlSpan[] {
+  const spans: UrlSpan[] = []
+  /** Open `(`s and functions, innermost last; `image` marks an image-set() whose own strings are URLs. */
+  const open: { image: boolean }[] = []
+  /** A `url(` function token waiting for its string, then for its `)`. */
+  let urlFunction: { start: number; value: string | null } | null = null
+  tokenize(css, (type, start, end) => {
+    if (urlFunction !== null) {
+      if (type === T.WhiteSpace || type === T.Comment) return
+      if (type === T.String && urlFunction.value === null) {
+        urlFunction.value = cssString.decode(css.slice(start, end))
+        return
+      }
+      const done = urlFunction
+      urlFunction = null
+      if (type === T.RightParenthesis && done.value !== null) {
+        open.pop()
+        spans.push({ start: done.start, end, value: done.value.trim(), kind: 'url' })
+        return
+      }
+    }
+    switch (type) {
+      case T.Url:
+        spans.push({ start, end, value: cssUrl.decode(css.slice(start, end)).trim(), kind: 'url' })
+        return
+      case T.Function: {
+        const name = css.slice(start, end - 1)
+        open.push({ image: IMAGE_SET.test(name) })
+        if (/^url$/i.test(name)) urlFunction = { start, value: null }
+        return
+      }
+      case T.LeftParenthesis:
+      case T.LeftSquareBracket:
+      case T.LeftCurlyBracket:
+        open.push({ image: false })
+        return
+      case T.RightParenthesis:
+      case T.RightSquareBracket:
+      case T.RightCurlyBracket:
+        open.pop()
+        return
+      case T.String:
+        if (open.at(-1)?.image) spans.push({ start, end, value: cssString.decode(css.slice(start, end)).trim(), kind: 'string' })
+    }
+  })
+  return spans
+}
+
+/** The pages of one template mostly share their critical CSS: its URLs are read once. */
+const recentUrlSpans = forRecentTexts(urlSpans)
 
 /** A URL as `url()` takes it: bare unless it holds what would end or break the token. */
 function quoted(url: string): string {

@@ -3,7 +3,7 @@
  * paint: what every strategy asks before it touches a link.
  */
 import { loadsStyles, type HtmlOutline } from './outline.ts'
-import { attribute, scanHtml, type SourceTag } from './scan.ts'
+import { attribute, outlineOf, type SourceTag } from './scan.ts'
 import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 
 /** Media a stylesheet never applies to on screen: such a link does not block render. */
@@ -55,7 +55,7 @@ export function holdingPaint(outline: HtmlOutline, blocking: BlockingLinks): Sou
 
 /** The `href`s of the stylesheets that hold up painting, in the head and the body: none once a page's are deferred. */
 export function renderBlockingStylesheets(html: string): string[] {
-  const outline = scanHtml(html, { readBody: () => 'links' })
+  const outline = outlineOf(html, 'links')
   return holdingPaint(outline, blockingLinks(outline)).map((link) => asciiTrim(attribute(link, 'href')?.value ?? ''))
 }
 
@@ -75,7 +75,7 @@ export interface BlockingStylesheet {
 
 /** Every render- or parser-blocking stylesheet link, head then body, the ones that hold up only scripts included. */
 export function blockingStylesheets(html: string): BlockingStylesheet[] {
-  const outline = scanHtml(html, { readBody: () => 'links' })
+  const outline = outlineOf(html, 'links')
   const { head, body } = blockingLinks(outline)
   return [...head, ...body].map((link) => ({
     href: asciiTrim(attribute(link, 'href')?.value ?? ''),
@@ -95,7 +95,7 @@ const ABSOLUTE_URL = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i
  * the links they were, so a run over its own output decides the same.
  */
 export function linksRelatively(html: string): boolean {
-  const outline = scanHtml(html, { readBody: () => 'nothing' })
+  const outline = outlineOf(html, 'nothing')
   if (outline.baseHref !== null) return false
   const own = outline.headLinks
     .filter((link) => loadsStyles(link) || preloadsStyle(link))

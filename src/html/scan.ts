@@ -9,6 +9,7 @@
  */
 import { Cursor } from './cursor.ts'
 import { attribute, loadsStyles, type HtmlOutline, type ScanOptions } from './outline.ts'
+import { forRecentTexts } from './recent.ts'
 import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 import { TokenReader } from './tokens.ts'
 import { TreeBuilder } from './tree.ts'
@@ -25,10 +26,23 @@ export function scanHtml(html: string, options: ScanOptions = {}): HtmlOutline {
   return tree.finish(Math.min(cursor.lastEnd, cursor.cut, tree.openElementStart ?? none, tokens.openTagStart ?? none, html.length))
 }
 
+/**
+ * The outline of a page read to its head's end (`nothing`) or to its last stylesheet link
+ * (`links`), kept for the few pages asked about last: one read for the several questions a
+ * build asks of each page. Callers read it and never change it.
+ */
+export function outlineOf(html: string, body: 'links' | 'nothing'): HtmlOutline {
+  return body === 'links' ? linksOutline(html) : headOutline(html)
+}
+
+// A build asks several questions of one page in a row (its sheets, its base, its key, its links), then moves on.
+const linksOutline = forRecentTexts((html) => scanHtml(html, { readBody: () => 'links' }))
+const headOutline = forRecentTexts((html) => scanHtml(html, { readBody: () => 'nothing' }))
+
 /** The `href`s of the stylesheets a page loads, the head's then the body's, in document order, entities decoded. */
 export function stylesheetHrefs(html: string): string[] {
   const hrefs: string[] = []
-  const outline = scanHtml(html, { readBody: () => 'links' })
+  const outline = outlineOf(html, 'links')
   for (const link of [...outline.headLinks, ...outline.bodyLinks]) {
     const href = attribute(link, 'href')?.value
     if (href !== undefined && loadsStyles(link)) hrefs.push(asciiTrim(href))
@@ -38,7 +52,7 @@ export function stylesheetHrefs(html: string): string[] {
 
 /** Where a page says it is deployed: its `<link rel=canonical>`, else its Open Graph URL; null when it says neither. */
 export function declaredAddress(html: string): string | null {
-  const outline = scanHtml(html, { readBody: () => 'nothing' })
+  const outline = outlineOf(html, 'nothing')
   const canonical = outline.headLinks.find((link) => asciiTokens(asciiLowercase(attribute(link, 'rel')?.value ?? '')).includes('canonical'))
   const href = canonical === undefined ? undefined : attribute(canonical, 'href')?.value
   const address = href ?? outline.openGraphUrl

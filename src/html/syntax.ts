@@ -6,6 +6,8 @@
  * a `<link` could last begin, which bounds how far a scan has to read.
  */
 
+import { forRecentTexts } from './recent.ts'
+
 const TAB = 0x09
 const LF = 0x0a
 const FF = 0x0c
@@ -58,11 +60,15 @@ export function asciiTokens(text: string): string[] {
   return tokens
 }
 
+/** An attribute as a tag's source spells it: its name's span, and its value's (null when it has none), quotes left out. */
+export type AttributeSpan = (nameStart: number, nameEnd: number, valueStart: number | null, valueEnd: number) => void
+
 /**
  * Where a tag ends, given the index just after its name: past attributes, quoted values
  * included (`</title x=">">` ends at the second `>`). -1 when the input ends inside it.
+ * `onAttribute` hears each attribute on the way, in source order.
  */
-export function endOfTag(html: string, from: number): number {
+export function endOfTag(html: string, from: number, onAttribute?: AttributeSpan): number {
   const n = html.length
   let i = from
   for (;;) {
@@ -75,15 +81,20 @@ export function endOfTag(html: string, from: number): number {
       continue
     }
     // Attribute name: its first character may be anything but whitespace, '/' and '>'.
+    const nameStart = i
     i++
     while (i < n) {
       const d = html.charCodeAt(i)
       if (isHtmlWhitespace(d) || d === SLASH || d === GT || d === EQUALS) break
       i++
     }
+    const nameEnd = i
     while (i < n && isHtmlWhitespace(html.charCodeAt(i))) i++
     if (i >= n) return -1
-    if (html.charCodeAt(i) !== EQUALS) continue
+    if (html.charCodeAt(i) !== EQUALS) {
+      onAttribute?.(nameStart, nameEnd, null, nameEnd)
+      continue
+    }
     i++
     while (i < n && isHtmlWhitespace(html.charCodeAt(i))) i++
     if (i >= n) return -1
@@ -91,10 +102,13 @@ export function endOfTag(html: string, from: number): number {
     if (quote === DOUBLE_QUOTE || quote === SINGLE_QUOTE) {
       const close = html.indexOf(String.fromCharCode(quote), i + 1)
       if (close === -1) return -1
+      onAttribute?.(nameStart, nameEnd, i + 1, close)
       i = close + 1
     } else if (quote !== GT) {
+      const valueStart = i
       while (i < n && !isHtmlWhitespace(html.charCodeAt(i)) && html.charCodeAt(i) !== GT) i++
-    }
+      onAttribute?.(nameStart, nameEnd, valueStart, i)
+    } else onAttribute?.(nameStart, nameEnd, i, i)
   }
 }
 
@@ -116,11 +130,17 @@ const LINK_START = /<link[\t\n\f\r />]/gi
  * over the page's `<`s.)
  */
 export function lastLinkStart(html: string, from: number): number {
+  const last = lastLinkIn(html)
+  return last >= from ? last : -1
+}
+
+/** Where a page's last `<link` begins: a build reads each page's links a few times in a row. */
+const lastLinkIn = forRecentTexts((html) => {
   let last = -1
-  LINK_START.lastIndex = from
+  LINK_START.lastIndex = 0
   for (let found = LINK_START.exec(html); found !== null; found = LINK_START.exec(html)) last = found.index
   return last
-}
+})
 
 /** The raw text of a `name` element (not a script) ends at the first `</name` + delimiter. */
 export function rawTextEnd(html: string, from: number, name: string): number {

@@ -66,6 +66,20 @@ describe('relativeCss: the url()s below the prefix follow the page', () => {
     )
   })
 
+  it('reads url()s from the CSS tokens: not in comments, strings or type(), wherever else they stand', () => {
+    const css =
+      '/* url(/project/a.png) */.a::after{content:"url(/project/b.png)"}' +
+      '.b{background:image-set("/project/c.avif" type("image/avif") 1x, \'/project/c2.png\' 2x)}' +
+      ':root{--img:url( "/project/d.png" );--set:image-set("/project/e.png" 1x)}' +
+      '@media (min-width:1px){.c{mask:URL(/project/f.svg#m)}}'
+    expect(relativeCss(css, page, '/project/')).toBe(
+      '/* url(/project/a.png) */.a::after{content:"url(/project/b.png)"}' +
+        '.b{background:image-set("../../c.avif" type("image/avif") 1x, "../../c2.png" 2x)}' +
+        ':root{--img:url(../../d.png);--set:image-set("../../e.png" 1x)}' +
+        '@media (min-width:1px){.c{mask:url(../../f.svg#m)}}',
+    )
+  })
+
   it('gives the same bytes for CSS without a root url(), and when run twice', () => {
     const css = '.hero{min-height:100vh;color:#fff}'
     expect(relativeCss(css, page, '/')).toBe(css)

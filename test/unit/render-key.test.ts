@@ -43,3 +43,19 @@ describe('renderKeyText and scripts', () => {
     expect(renderKeyText(page('/assets/index-abc.js'))).toContain('<script src="/assets/index-abc.js">')
   })
 })
+
+describe('renderKeyText reads tags as a browser does', () => {
+  it('sees no script or link inside comments, quoted attribute values or raw text', () => {
+    const page =
+      '<html><head><title><script>t</script></title><!-- <script>c</script> <link rel=icon href=/c.ico> -->' +
+      '<style>.a::after{content:"<link rel=icon>"}</style></head>' +
+      '<body><div data-x="<script>a</script>" title=\'<link rel="icon">\'>x</div><textarea><script>s</script></textarea>' +
+      '<noscript><link rel="preload" href="/n.css"></noscript></body></html>'
+    expect(renderKeyText(page)).toBe(page)
+  })
+
+  it('cuts each script and non-stylesheet link, whatever its letter case, escapes or attributes', () => {
+    const page = '<HEAD><LINK REL="Preload" href="/x.js"><Script SRC=\'/a.js\' data-x=">">let a = "<!--<script>";</script>-->"</SCRIPT ></HEAD><p>kept</p>'
+    expect(renderKeyText(page)).toBe('<HEAD><script src="/a.js"></HEAD><p>kept</p>')
+  })
+})

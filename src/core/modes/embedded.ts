@@ -10,12 +10,12 @@
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
 import type { CriticalCssClient } from '../../client/types.ts'
-import { renderKeyText } from '../../html/render-key.ts'
+import { renderKeyParts } from '../../html/render-key.ts'
 import { ENGINE_REVISION } from '../../shared/engine-revision.ts'
 import { timed } from '../../shared/timings.ts'
 import { baseCheck } from '../base-check.ts'
 import { serveBuild, type BuildServer } from '../build-server.ts'
-import { contentHash, linkedSheets, sheetHashes, sheetLookup } from '../build-sheets.ts'
+import { contentHashOfParts, linkedSheets, sheetHashes, sheetLookup } from '../build-sheets.ts'
 import { cacheKey } from '../cache.ts'
 import type { ResolvedOptions, ResolvedPage } from '../options.ts'
 import { planPages, type Page } from '../pages.ts'
@@ -92,7 +92,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
         async cacheKey(page, html) {
           // The site's origin decides which of the page's URLs are this build's files.
           const site = options.siteUrl === null ? [] : [`site:${options.siteUrl.origin}`]
-          const contents = [contentHash(renderKeyText(html)), ...(await hashes(html, page.url)), ...site]
+          const contents = [contentHashOfParts((part) => renderKeyParts(html, part)), ...(await hashes(html, page.url)), ...site]
           // The page by where it is served (path and query, below the base), not by its file: the CSS's url()s follow the base.
           const url = new URL(page.url)
           return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, contents })
