@@ -12,7 +12,7 @@ import { inferBase, sitePages, type SitePage } from './base-check.ts'
 import { siteAddress } from './site-address.ts'
 import { directoryOutput, type BuildOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
-import { writeFilesAtomic } from './files.ts'
+import { stagedFiles, writeFilesAtomic } from './files.ts'
 import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions, type DirectorySources, type ResolvedDirectoryOptions, type ResolvedOptions } from './options.ts'
 import { isHtmlFile } from './pages.ts'
 import { counted, type BuildLogger, type BuildReport } from './report.ts'
@@ -107,8 +107,8 @@ function linkedSite(pages: readonly SitePage[], options: ResolvedOptions, logger
 /**
  * Gives every page in `dir` its critical CSS. Nothing is written unless the run finishes:
  * a configuration error, a strict failure or an interrupt (`signal`) leaves every file as it
- * was; the new pages are all written to temp files first, then renamed one by one. A second run over its own output
- * changes nothing.
+ * was; each new page is written to a temp file beside it as it is made, and they are all
+ * renamed once every page is done. A second run over its own output changes nothing.
  */
 export async function processDirectory(dir: string, options: DirectoryOptions = {}, context: DirectoryContext = {}): Promise<DirectoryResult> {
   return processResolvedDirectory(dir, resolveDirectoryOptions(options, context), context)
@@ -130,8 +130,9 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   if (files.length === 0 && context.requirePages) {
     throw new ConfigurationError(`${PLUGIN_NAME}: there is no .html file below ${folder} (dot folders and node_modules are skipped): give the folder your site was built into.`)
   }
-  const html = new Map<string, Uint8Array>()
-  for (const file of files) html.set(file, await readFile(join(folder, file)))
+  // Decoded once, here: the base check and the run read the same strings, and the bytes are not kept.
+  const html = new Map<string, string | Uint8Array>()
+  for (const file of files) html.set(file, decodedOrBytes(await readFile(join(folder, file))))
   const logger = context.logger ?? stderrLogger
   const output = { read: directoryOutput(folder) }
   // Every page decoded once, for what its links say of where the site is and below which base.
@@ -141,17 +142,40 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   // A site deployed below a path is served below it, as a site URL given with a path is.
   const sitePath = site !== null && site.pathname !== '/' && !baseSaid ? site.pathname : null
   const base = sitePath ?? (baseSaid ? given : await linkedBase(pages, given, output, options, logger))
-  const { updated, assets, report } = await createBuildSession(options).run({
-    html,
-    base,
-    root: resolve(context.root ?? process.cwd()),
-    logger,
-    output,
-    noPagesMessage: `critical CSS: there is no .html file below ${folder}, so no page got critical CSS.`,
-    ...(context.signal ? { signal: context.signal } : {}),
-  })
-  context.signal?.throwIfAborted()
-  // What the pages load first: renamed in this order, so no page names a missing file.
-  await writeFilesAtomic(new Map([...assets, ...updated].map(([file, text]) => [join(folder, file), text])))
-  return { report, written: [...updated.keys()].sort() }
+  // Each new page is written beside its file as it is made, and put in place when every page is done.
+  const staged = stagedFiles()
+  const written: string[] = []
+  try {
+    const { assets, report } = await createBuildSession(options).run({
+      html,
+      base,
+      root: resolve(context.root ?? process.cwd()),
+      logger,
+      output,
+      noPagesMessage: `critical CSS: there is no .html file below ${folder}, so no page got critical CSS.`,
+      stage: async (file, text) => {
+        await staged.stage(join(folder, file), text)
+        written.push(file)
+      },
+      ...(context.signal ? { signal: context.signal } : {}),
+    })
+    context.signal?.throwIfAborted()
+    // What the pages load first: in place before them, so no page names a missing file.
+    await writeFilesAtomic(new Map([...assets].map(([file, text]) => [join(folder, file), text])))
+    await staged.commit()
+    return { report, written: written.sort() }
+  } finally {
+    await staged.discard()
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/** A page's text, or its bytes when they are not UTF-8 (the run fails that page and leaves it as it is). */
+function decodedOrBytes(bytes: Uint8Array): string | Uint8Array {
+  try {
+    return UTF8.decode(bytes)
+  } catch {
+    return bytes
+  }
 }

@@ -26,3 +26,11 @@ export class StrictModeError extends CriticalCssError {
     super(message, { status: null, code: 'strict' })
   }
 }
+
+/** A page's new HTML could not be written ahead (a full disk, a folder not writable): the run stops, and no page changes. */
+export class OutputWriteError extends CriticalCssError {
+  override name = 'OutputWriteError'
+  constructor(file: string, cause: unknown) {
+    super(`${PLUGIN_NAME}: could not write the new ${file} (${describeError(cause)}), so no page was changed.`, { status: null, code: 'output' })
+  }
+}

@@ -11,11 +11,12 @@ import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../cli
 import { inlineCriticalCss } from '../html/inline.ts'
 import { linksRelatively, renderBlockingStylesheets } from '../html/links.ts'
 import { STRATEGIES } from '../html/strategies.ts'
+import { RECENT_TEXTS } from '../html/recent.ts'
 import { timed } from '../shared/timings.ts'
 import { MissingStylesheetsError, notInBuild } from './base-check.ts'
 import { buildFileFinder, type BuildOutput } from './build-server.ts'
 import { createResultCache, writeLastBuild, type ResultCache } from './cache.ts'
-import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
+import { ConfigurationError, OutputWriteError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
 import { causeOf, groupFailures, pagesAndCause, type Cause, type FailureContext } from './failures.ts'
 import { noPagesMessage, type Framework } from './frameworks.ts'
 import { otherReleaseMessage, type OtherRelease } from './modes/deployed-sheets.ts'
@@ -43,10 +44,16 @@ export interface RunInput {
   framework?: Framework | null
   /** What to say when the output has no HTML page, instead of the bundler's message (a folder says so its own way). */
   noPagesMessage?: string
+  /**
+   * Takes each changed page's new HTML as soon as it is made (the folder command writes it
+   * ahead, beside the page), instead of `RunResult.updated` holding every page until the run
+   * ends. A failure stops the run with an OutputWriteError.
+   */
+  stage?: (file: string, html: string) => Promise<void>
 }
 
 export interface RunResult {
-  /** New content of every page that changed, by file. */
+  /** New content of every page that changed, by file; none with `RunInput.stage`, which took them. */
   updated: Map<string, string>
   /**
    * Files the changed pages load that the build must emit, by file relative to the output
@@ -67,11 +74,14 @@ interface PageWork extends Page {
   key: string | null
 }
 
+/** Pages looked up in the cache at once: well below the texts the HTML layer remembers its readings of. */
+const LOOKUPS_AT_ONCE = RECENT_TEXTS / 4
+
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /** 400, 401, a base URL that is not the API, a browser that cannot start: the user must fix something, so the build stops. */
 function stopsTheBuild(error: unknown): error is Error {
-  return error instanceof ConfigurationError || error instanceof BadRequestError || error instanceof UnauthorizedError
+  return error instanceof ConfigurationError || error instanceof BadRequestError || error instanceof UnauthorizedError || error instanceof OutputWriteError
 }
 
 function decode(content: string | Uint8Array): string | null {
@@ -131,7 +141,8 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   const strategy = STRATEGIES[options.preload]
   // The build's own files, for stylesheets worth inlining whole; `none` keeps every link as the author wrote it.
   const sheets = input.output && strategy.defers ? buildSheetTexts(buildFileFinder(input.output, input.base)) : null
-  const finish = async (page: PageWork, { css, network, firstScreen }: Rendered, source: PageReport['source'], ms: number): Promise<void> => {
+  /** Inlines and reports a page's CSS; returns its new HTML, or null when it stays as it is. */
+  const finish = async (page: PageWork, { css, network, firstScreen }: Rendered, source: PageReport['source'], ms: number): Promise<string | null> => {
     const { asset } = strategy
     // What the page gets resolves the way its own links do: a relatively linked site works at any base and from disk.
     const relative = linksRelatively(page.html!)
@@ -146,7 +157,8 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       keepBlocking,
       ...(whole ? { wholeSheet: (href: string) => (whole.has(href) ? portable(whole.get(href)!) : null) } : {}),
     })
-    if (result.changed) updated.set(page.file, result.html)
+    if (result.changed && input.stage) await input.stage(page.file, result.html).catch((error: unknown) => Promise.reject(new OutputWriteError(page.file, error)))
+    else if (result.changed) updated.set(page.file, result.html)
     if (asset && result.deferred.length > 0) assets.set(asset.file, asset.text)
     const stillBlocking = strategy.defers ? result.stillBlocking.length : 0
     reports.set(page, {
@@ -168,6 +180,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     const skipped = skippedHostsLine(network)
     const unread = network?.unreadStylesheets.length ?? 0
     if (skipped !== null) logger.info(`critical CSS: ${page.name} ${skipped}${unread ? `; ${counted(unread, 'stylesheet')} it could not read ${unread === 1 ? 'stays' : 'stay'} blocking` : ''}`)
+    return result.changed ? result.html : null
   }
   const leave = (page: PageWork, message: string): void => {
     reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, inlinedWhole: [], stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
@@ -188,7 +201,8 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     if (checked.kind === 'unchecked') unchecked.push({ name: page.name, reason: checked.reason })
     return checked.css
   }
-  const keep = async (page: PageWork, rendered: Rendered): Promise<void> => {
+  /** `output`: the page's new HTML, or null when it stayed as it was. */
+  const keep = async (page: PageWork, rendered: Rendered, output: string | null): Promise<void> => {
     if (!cache || page.key === null || cacheWriteFailed) return
     // Kept for the page as it came and as it leaves: a run over its own output (a folder
     // processed twice) finds the CSS already there and changes nothing. A cache that
@@ -196,8 +210,8 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     try {
       // A page given its sheets whole has no critical style for a later run to find: that run
       // finds nothing to defer and leaves it, so its output is not kept (a hit would add the style).
-      const output = reports.get(page)?.inlinedWhole.length ? undefined : updated.get(page.file)
-      const keys = new Set([page.key, ...(output === undefined ? [] : [await mode.cacheKey(page, output)])])
+      const after = reports.get(page)?.inlinedWhole.length ? null : output
+      const keys = new Set([page.key, ...(after === null ? [] : [await mode.cacheKey(page, after)])])
       for (const key of keys) await cache.set(key, rendered)
     } catch (error) {
       if (!cacheWriteFailed) logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
@@ -208,23 +222,35 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   const misses: PageWork[] = []
   /** Pages rendered without some of their own stylesheets, which the build lacks: said once per set of sheets. */
   const partlyMissing: { name: string; paths: string[] }[] = []
+  /** Answers a page from the cache, fails or leaves it, or puts it among the misses. */
+  const lookUp = async (page: PageWork): Promise<void> => {
+    const begun = performance.now()
+    if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
+    // A page that lacks every sheet of its own would render unstyled and "have no critical CSS": a wrong base, said as such.
+    const missing = mode.missingSheets ? await mode.missingSheets(page, page.html) : null
+    if (missing?.all) return fail(page, new MissingStylesheetsError(missing.paths, missing.bases, options.words), null, performance.now() - begun)
+    // Some: the page renders with the rest, and the render notes the others unread, so their links stay blocking.
+    if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
+    page.key = cache ? await mode.cacheKey(page, page.html) : null
+    const hit = page.key !== null ? await cache!.get(page.key) : null
+    if (hit) return void (await finish(page, hit, 'cache', performance.now() - begun))
+    // Nothing in the head holds up first paint (CSS inline already, or deferred by an
+    // earlier run): critical CSS would only repeat what paints with the page.
+    if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
+    misses.push(page)
+  }
+  // A few pages at a time: each is read several times in a row (its sheets, its key, its links), which the
+  // HTML layer answers from one reading while the page is among the last it read; and the file reads overlap.
+  const lookup = createLimiter(LOOKUPS_AT_ONCE)
   await timed('run: cache lookups', () =>
     Promise.all(
       pages.map(async (page) => {
-        const begun = performance.now()
-        if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
-        // A page that lacks every sheet of its own would render unstyled and "have no critical CSS": a wrong base, said as such.
-        const missing = mode.missingSheets ? await mode.missingSheets(page, page.html) : null
-        if (missing?.all) return fail(page, new MissingStylesheetsError(missing.paths, missing.bases, options.words), null, performance.now() - begun)
-        // Some: the page renders with the rest, and the render notes the others unread, so their links stay blocking.
-        if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
-        page.key = cache ? await mode.cacheKey(page, page.html) : null
-        const hit = page.key !== null ? await cache!.get(page.key) : null
-        if (hit) return await finish(page, hit, 'cache', performance.now() - begun)
-        // Nothing in the head holds up first paint (CSS inline already, or deferred by an
-        // earlier run): critical CSS would only repeat what paints with the page.
-        if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
-        misses.push(page)
+        const release = await lookup()
+        try {
+          await lookUp(page)
+        } finally {
+          release()
+        }
       }),
     ),
   )
@@ -318,9 +344,9 @@ interface Outcomes {
   timeoutMs: number
   /** What the report says rendered the pages. */
   source: PageSource
-  finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): Promise<void>
+  finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): Promise<string | null>
   fail(page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void
-  keep(page: PageWork, rendered: Rendered): Promise<void>
+  keep(page: PageWork, rendered: Rendered, output: string | null): Promise<void>
   /** The page's critical CSS held to this build's stylesheets (remote mode), else as it came. */
   own(page: PageWork, css: string): Promise<string>
 }
@@ -350,8 +376,8 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
           const { css, network, firstScreen, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
           // Named as the page names them, so the notes still match from the cache in a later build.
           const rendered = { css: await own(page, css), network: localNotes(network, page.url), firstScreen }
-          await finish(page, rendered, source, serviceMs ?? performance.now() - begun)
-          await keep(page, rendered)
+          const output = await finish(page, rendered, source, serviceMs ?? performance.now() - begun)
+          await keep(page, rendered, output)
         } catch (error) {
           // An interrupt ends the run (it throws once every page stopped), not page by page.
           if (input.signal?.aborted) return

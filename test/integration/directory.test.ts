@@ -231,6 +231,17 @@ describe('processDirectory against a service', () => {
     expect(await tree(strict.dist)).toEqual(strictBefore)
   })
 
+  it('a new page that cannot be written stops the run: the pages written ahead are not put in place, no temp file stays', async () => {
+    const { root, dist } = await project()
+    // A name the file system takes, but not with the temp suffix beside it (ENAMETOOLONG): the last page in order.
+    const long = `${'z'.repeat(240)}.html`
+    await writeFile(join(dist, long), page(long, '<link rel="stylesheet" href="/style.css">\n'))
+    const before = await tree(dist)
+    const service = { baseUrl: fake.url, token: TOKEN, siteUrl: 'https://site.example/', cache: false as const, concurrency: 1 }
+    await expect(processDirectory(dist, service, { root, logger: quiet(), env: {} })).rejects.toThrow(`could not write the new ${long}`)
+    expect(await tree(dist)).toEqual(before)
+  })
+
   it('takes the service from the env like the plugin, and keeps the token out of the report', async () => {
     const { root, dist } = await project()
     const env = { CRITICAL_CSS_BASE_URL: fake.url, CRITICAL_CSS_API_TOKEN: TOKEN, CRITICAL_CSS_SITE_URL: 'https://site.example/' }
