@@ -170,7 +170,7 @@ export class Jobs {
       this.#silentHosts.add(input.tenant, silentHostsOf(attempt))
     }
     // Opened now, not earlier: it would compete with this job's page for the CPU.
-    this.#pool.refill(launched, input.viewports.slice(0, 1))
+    this.#pool.refill(launched, input.viewports.slice(0, 1), view.spare)
     return { css, network, ...(this.#options.checkFirstScreen ? { firstScreen } : {}) }
   }
 

@@ -84,6 +84,13 @@ export interface ChromiumEngineOptions {
    */
   warmPages?: number
   /**
+   * Whether a page is opened ahead after a job that had no warm page, for the next tenant's
+   * first job; spares are opened at `ready()` either way. An engine with one tenant (the
+   * embedded service) passes false: its jobs run on their warm pages, and a spare nobody
+   * takes is a renderer's memory for nothing. Default true.
+   */
+  sparesAfterJobs?: boolean
+  /**
    * How long the engine may go without a job (none started or finished) before it closes the pages
    * it keeps: `spares`, the pages opened ahead of the next job, and `warm`, the tenants' warm pages.
    * The next job opens its page afresh, with the same result. `Infinity` keeps them. Default 30 s
@@ -108,6 +115,7 @@ export interface ResolvedEngineOptions extends Omit<BrowserOptions, 'egress'> {
   freshLoadPerViewport: boolean
   checkFirstScreen: boolean
   warmPages: number
+  sparesAfterJobs: boolean
   idleMs: { spares: number; warm: number }
 }
 
@@ -125,6 +133,7 @@ export function resolveEngineOptions(options: ChromiumEngineOptions): ResolvedEn
     freshLoadPerViewport: options.freshLoadPerViewport ?? false,
     checkFirstScreen: options.checkFirstScreen ?? true,
     warmPages: options.warmPages ?? DEFAULT_WARM_PAGES,
+    sparesAfterJobs: options.sparesAfterJobs ?? true,
     idleMs: { spares: idleOption('spares', options.idleMs?.spares, DEFAULT_SPARES_IDLE_MS), warm: idleOption('warm', options.idleMs?.warm, DEFAULT_WARM_IDLE_MS) },
     log: options.log ?? (() => {}),
   }

@@ -83,6 +83,8 @@ export interface Spare {
   tenant: string | null
   /** Jobs it served. */
   uses: number
+  /** Its last job found it kept for its tenant (not a spare, not a new page). */
+  fromWarm: boolean
   /** Origins its pages reached since it was last cleared. */
   origins: Set<string>
   /** Its page's DevTools session, for clearing what the page stored; opened when first needed. */
@@ -105,12 +107,13 @@ interface Pending {
   ready: Promise<Spare | null>
 }
 
-type PoolOptions = Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages' | 'idleMs'>
+type PoolOptions = Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages' | 'sparesAfterJobs' | 'idleMs'>
 
 export class PagePool {
   readonly #browsers: PoolBrowsers
   readonly #options: PoolOptions
-  #spares: (Pending & { viewport: Viewport })[] = []
+  /** Pages opened ahead of a job, each with when it was opened: one that waits its idle time unused is closed. */
+  #spares: (Pending & { viewport: Viewport; openedAt: number })[] = []
   /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
   #warm: (Pending & { tenant: string; cleared: boolean })[] = []
   /** When a job last took a page or gave one back (or pages were opened ahead of one): the idle times count from it. */
@@ -131,18 +134,26 @@ export class PagePool {
   async take(launched: LaunchedBrowser, viewport: Viewport, tenant: string | undefined): Promise<Spare> {
     if (launched.dead) throw new BrowserGone()
     this.#touch()
-    const spare = (tenant === undefined ? null : await this.#warmPage(launched, tenant)) ?? (await this.#freshPage(launched, viewport))
+    const warm = tenant === undefined ? null : await this.#warmPage(launched, tenant)
+    const spare = warm ?? (await this.#freshPage(launched, viewport))
     spare.tenant = tenant ?? null
+    spare.fromWarm = warm !== null
     spare.uses++
     return spare
   }
 
-  /** Spares for the next job, one per viewport of this one: a page's renderer takes a while to start. */
-  refill(launched: LaunchedBrowser, viewports: Viewport[]): void {
+  /**
+   * Spares for the next job, one per viewport of this one: a page's renderer takes a while to
+   * start. After a job (`served`: the page it ran on), only when it had no warm page and the
+   * engine opens spares after jobs: a tenant whose jobs find their warm pages needs no spare,
+   * and each costs a renderer's memory.
+   */
+  refill(launched: LaunchedBrowser, viewports: Viewport[], served?: Spare): void {
     if (launched.dead || !this.#browsers.isCurrent(launched)) return
+    if (served !== undefined && (served.fromWarm || !this.#options.sparesAfterJobs)) return
     for (const viewport of viewports.slice(0, MAX_SPARE_PAGES)) {
       if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
-      this.#spares.push({ launched, viewport, ready: this.#newPage(launched, viewport).catch(() => null) })
+      this.#spares.push({ launched, viewport, openedAt: performance.now(), ready: this.#newPage(launched, viewport).catch(() => null) })
     }
     this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && this.discard(ready)))
     this.#touch()
@@ -154,8 +165,17 @@ export class PagePool {
    */
   park(spare: Spare): void {
     const { launched, tenant } = spare
-    if (tenant === null || this.#browsers.closed || launched.dead || !this.#browsers.isCurrent(launched) || spare.crashed || spare.uses >= MAX_WARM_USES) {
+    if (tenant === null || this.#browsers.closed || launched.dead || !this.#browsers.isCurrent(launched) || spare.crashed) {
       void this.discard(spare)
+      return
+    }
+    if (spare.uses >= MAX_WARM_USES) {
+      // Its successor is opened now, for the tenant: its next job finds a page as it would have, and no spare waits for it.
+      void this.discard(spare)
+      const fresh = { launched, tenant, cleared: true, ready: this.#newPage(launched, spare.viewport).catch(() => null) }
+      this.#warm.push(fresh)
+      this.#discardAll(this.#warm.splice(0, Math.max(0, this.#warm.length - this.#options.warmPages)))
+      this.#touch()
       return
     }
     spare.viewport = spare.page.viewportSize() ?? spare.viewport
@@ -214,18 +234,24 @@ export class PagePool {
     this.#idleTimer = null
     if (this.#closed) return
     const { spares, warm } = this.#options.idleMs
-    const due = Math.min(this.#spares.length > 0 ? spares : Infinity, this.#warm.length > 0 ? warm : Infinity)
+    const oldestSpare = Math.min(...this.#spares.map((spare) => spare.openedAt))
+    const due = Math.min(oldestSpare + spares, this.#warm.length > 0 ? this.#active + warm : Infinity)
     if (due === Infinity) return
-    this.#idleTimer = setTimeout(() => this.#idle(), Math.min(MAX_TIMER_MS, Math.max(0, this.#active + due - performance.now())))
+    this.#idleTimer = setTimeout(() => this.#idle(), Math.min(MAX_TIMER_MS, Math.max(0, due - performance.now())))
     this.#idleTimer.unref()
   }
 
-  /** Closes the spares, then the warm pages, once the pool has gone without a job for their idle time. */
+  /**
+   * Closes each spare that waited its idle time untaken (busy or not: a tenant's jobs on warm
+   * pages never take it), and the warm pages once the pool has gone without a job for theirs.
+   */
   #idle(): void {
     this.#idleTimer = null
-    const idle = performance.now() - this.#active
-    if (idle >= this.#options.idleMs.spares) this.#discardAll(this.#spares.splice(0))
-    if (idle >= this.#options.idleMs.warm) this.#discardAll(this.#warm.splice(0))
+    const now = performance.now()
+    const stale = this.#spares.filter((spare) => now - spare.openedAt >= this.#options.idleMs.spares)
+    this.#spares = this.#spares.filter((spare) => !stale.includes(spare))
+    this.#discardAll(stale)
+    if (now - this.#active >= this.#options.idleMs.warm) this.#discardAll(this.#warm.splice(0))
     this.#armIdle()
   }
 
@@ -274,7 +300,7 @@ export class PagePool {
         })(),
       )
       const { context, page } = await opened
-      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null, tenant: null, uses: 0, origins: new Set(), session: null }
+      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null, tenant: null, uses: 0, fromWarm: false, origins: new Set(), session: null }
       page.once('crash', () => (spare.crashed = true))
       return spare
     } catch (error) {

@@ -71,4 +71,25 @@ describe('a tenant’s jobs on one site', () => {
     // The resize to the phone's viewport asks the worker; a live one would have shown `.alive` above the fold.
     expect(css).not.toContain('.alive')
   })
+
+  it('an engine of one tenant (the embedded service) keeps its warm pages and opens no spare after their jobs', async () => {
+    const browsers = (): Set<number> => new Set([...descendants(process.pid)].filter(([, command]) => /chrom/i.test(command) && !command.includes('--type=')).map(([pid]) => pid))
+    const before = browsers()
+    const single = createChromiumEngine({ warmPages: 2, sparesAfterJobs: false, idleMs: { spares: 120_000 } })
+    const run = (index: number): Promise<string> =>
+      single.generate({ url: `${site.origin}/page-${index}.html`, viewports: [DESKTOP], signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000, tenant: 'build' }).then((result) => result.css)
+    try {
+      await single.ready()
+      for (let index = 0; index < 6; index += 2) for (const css of await Promise.all([run(index), run(index + 1)])) expect(css).toContain('.top')
+      // Its two warm pages' renderers, once a page that could not be cleared in time (a loaded machine) has gone:
+      // an engine that opens spares after jobs keeps a third for the spare's idle time.
+      const [browser] = [...browsers()].filter((pid) => !before.has(pid))
+      const own = (): number => [...descendants(browser!).values()].filter((command) => command.includes('--type=renderer')).length
+      const end = Date.now() + 10_000
+      while (own() > 2 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(own()).toBe(2)
+    } finally {
+      await single.close()
+    }
+  })
 })

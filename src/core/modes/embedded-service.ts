@@ -38,7 +38,8 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   const stopSignals = stopOnSignals()
   let engine: Awaited<ReturnType<typeof createChromiumEngine>>
   try {
-    engine = createChromiumEngine()
+    // One tenant, the build: its jobs run on their warm pages, so no spare is opened after them.
+    engine = createChromiumEngine({ sparesAfterJobs: false })
     await timed('embedded: launch the browser', () => engine.ready())
   } catch (error) {
     stopSignals()
