@@ -141,15 +141,19 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   const options = site === null ? resolved : { ...resolved, siteUrl: site }
   // A site deployed below a path is served below it, as a site URL given with a path is.
   const sitePath = site !== null && site.pathname !== '/' && !baseSaid ? site.pathname : null
-  const base = sitePath ?? (baseSaid ? given : await linkedBase(pages, given, output, options, logger))
+  const root = resolve(context.root ?? process.cwd())
+  const session = createBuildSession(options)
   // Each new page is written beside its file as it is made, and put in place when every page is done.
   const staged = stagedFiles()
   const written: string[] = []
   try {
-    const { assets, report } = await createBuildSession(options).run({
+    // A run that will likely render starts its browser now, while the pages are checked and looked up.
+    if (files.length > 0) session.begin(root)
+    const base = sitePath ?? (baseSaid ? given : await linkedBase(pages, given, output, options, logger))
+    const { assets, report } = await session.run({
       html,
       base,
-      root: resolve(context.root ?? process.cwd()),
+      root,
       logger,
       output,
       noPagesMessage: `critical CSS: there is no .html file below ${folder}, so no page got critical CSS.`,
@@ -165,6 +169,8 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
     await staged.commit()
     return { report, written: written.sort() }
   } finally {
+    // Whatever was begun stops with the run, a base that stops it before rendering included.
+    await session.release()
     await staged.discard()
   }
 }

@@ -110,8 +110,9 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           return { paths, all, bases: finding?.bases ?? [] }
         },
         async renderer(count, logger) {
-          const started = await timed('embedded: wait for the start', start)
+          // Said before the wait: the browser's launch is part of what a person watching waits for.
           logger.info(`critical CSS: no service configured, rendering ${count} page${count === 1 ? '' : 's'} in a local Chromium (embedded service, ${workers} at a time)`)
+          const started = await timed('embedded: wait for the start', start)
           client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
           // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
