@@ -10,6 +10,7 @@ import type { Viewport } from '../contract/api-contract.ts'
 import { BrowserGone, type BrowserOptions, type LaunchedBrowser } from './browser.ts'
 import { contextProxy } from './flags.ts'
 import type { EgressGate } from './egress.ts'
+import { holdPermissionsAtPrompt } from './permissions.ts'
 import { STOP_WORKERS_KEY } from './extract.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 
@@ -113,7 +114,8 @@ export class PagePool {
   readonly #browsers: PoolBrowsers
   readonly #options: PoolOptions
   /** Pages opened ahead of a job, each with when it was opened: one that waits its idle time unused is closed. */
-  #spares: (Pending & { viewport: Viewport; openedAt: number })[] = []
+  /** Pages opened ahead of a job, each with when it was opened (one that waits its idle time unused is closed) and whether it is open yet. */
+  #spares: (Pending & { viewport: Viewport; openedAt: number; open: boolean })[] = []
   /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
   #warm: (Pending & { tenant: string; cleared: boolean })[] = []
   /** When a job last took a page or gave one back (or pages were opened ahead of one): the idle times count from it. */
@@ -121,6 +123,8 @@ export class PagePool {
   /** Set while pages are kept: fires at the first idle time due, unreferenced (it never keeps the process alive). */
   #idleTimer: NodeJS.Timeout | null = null
   #closed = false
+  /** Pages jobs have taken and not given back: a tenant's pages are those and its warm ones. */
+  readonly #inUse = new Set<Spare>()
 
   constructor(browsers: PoolBrowsers, options: PoolOptions) {
     this.#browsers = browsers
@@ -139,6 +143,7 @@ export class PagePool {
     spare.tenant = tenant ?? null
     spare.fromWarm = warm !== null
     spare.uses++
+    this.#inUse.add(spare)
     return spare
   }
 
@@ -153,7 +158,9 @@ export class PagePool {
     if (served !== undefined && (served.fromWarm || !this.#options.sparesAfterJobs)) return
     for (const viewport of viewports.slice(0, MAX_SPARE_PAGES)) {
       if (this.#spares.filter((spare) => sameSize(spare.viewport, viewport)).length >= viewports.filter((other) => sameSize(other, viewport)).length) continue
-      this.#spares.push({ launched, viewport, openedAt: performance.now(), ready: this.#newPage(launched, viewport).catch(() => null) })
+      const spare = { launched, viewport, openedAt: performance.now(), open: false, ready: this.#newPage(launched, viewport).catch(() => null) }
+      void spare.ready.then((ready) => (spare.open = ready !== null))
+      this.#spares.push(spare)
     }
     this.#spares.splice(0, Math.max(0, this.#spares.length - MAX_SPARE_PAGES)).forEach((spare) => void spare.ready.then((ready) => ready && this.discard(ready)))
     this.#touch()
@@ -164,6 +171,7 @@ export class PagePool {
    * behind. Past the warm bound the least recently used page is closed.
    */
   park(spare: Spare): void {
+    this.#inUse.delete(spare)
     const { launched, tenant } = spare
     if (tenant === null || this.#browsers.closed || launched.dead || !this.#browsers.isCurrent(launched) || spare.crashed) {
       void this.discard(spare)
@@ -196,6 +204,7 @@ export class PagePool {
 
   /** Closes a context, then its gate: what the page left open (a WebSocket, a beacon) is cut with it. A browser that does not close it in time is replaced. */
   discard(spare: Spare): Promise<void> {
+    this.#inUse.delete(spare)
     spare.closing ??= this.#browsers
       .answered(spare.launched, spare.context.close())
       .catch(() => {})
@@ -265,12 +274,18 @@ export class PagePool {
     const cleared = this.#warm.findIndex((warm) => warm.tenant === tenant && warm.cleared)
     const at = cleared >= 0 ? cleared : this.#warm.findIndex((warm) => warm.tenant === tenant)
     if (at < 0) return null
+    // Rather than wait for it, an open spare, while the warm bound has room for one more page of the tenant's: its
+    // jobs one after the other then take its two pages in turn, each cleared while the other works.
+    const tenantPages = this.#warm.filter((warm) => warm.tenant === tenant).length + [...this.#inUse].filter((page) => page.tenant === tenant).length
+    if (cleared < 0 && tenantPages < this.#options.warmPages && this.#spares.some((spare) => spare.launched === launched && spare.open)) return null
     return this.#usable(launched, await this.#warm.splice(at, 1)[0]!.ready)
   }
 
   async #freshPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
     this.#spares = this.#spares.filter((spare) => spare.launched === launched)
-    const fits = this.#spares.findIndex((spare) => sameSize(spare.viewport, viewport))
+    // An open one of this viewport's size first, then one still opening.
+    const open = this.#spares.findIndex((spare) => spare.open && sameSize(spare.viewport, viewport))
+    const fits = open >= 0 ? open : this.#spares.findIndex((spare) => sameSize(spare.viewport, viewport))
     const taken = await this.#spares.splice(fits >= 0 ? fits : 0, 1)[0]?.ready
     return this.#usable(launched, taken) ?? (await this.#newPage(launched, viewport))
   }
@@ -292,15 +307,18 @@ export class PagePool {
           const context = await launched.browser.newContext({ viewport, deviceScaleFactor: 1, serviceWorkers: 'block', proxy: contextProxy(gate.server) })
           try {
             await context.addInitScript({ content: QUIET_PAGE_SCRIPT })
-            return { context, page: await context.newPage() }
+            const page = await context.newPage()
+            const session = await context.newCDPSession(page)
+            await holdPermissionsAtPrompt(launched.browser, session)
+            return { context, page, session }
           } catch (error) {
             void context.close().catch(() => {})
             throw error
           }
         })(),
       )
-      const { context, page } = await opened
-      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null, tenant: null, uses: 0, fromWarm: false, origins: new Set(), session: null }
+      const { context, page, session } = await opened
+      const spare: Spare = { launched, viewport, context, page, gate, crashed: false, closing: null, tenant: null, uses: 0, fromWarm: false, origins: new Set(), session }
       page.once('crash', () => (spare.crashed = true))
       return spare
     } catch (error) {
@@ -311,9 +329,9 @@ export class PagePool {
 
   /**
    * Clears what a page can leave for the next job of its tenant: popups, session storage,
-   * the page itself (about:blank), `window.name`, cookies, permissions, and every origin's
-   * local storage, IndexedDB, Cache Storage and service workers. The HTTP cache stays: it is
-   * the tenant's own. `history.length` is not cleared. False when it could not be done in time.
+   * the page itself (about:blank), `window.name`, cookies, and every origin's
+   * local storage, IndexedDB, Cache Storage and service workers (permissions never change:
+   * permissions.ts). The HTTP cache stays: it is the tenant's own. `history.length` is not cleared. False when it could not be done in time.
    */
   async #cleared(spare: Spare): Promise<boolean> {
     const { context, page } = spare
@@ -329,7 +347,6 @@ export class PagePool {
       await Promise.all([
         page.evaluate("window.name = ''"),
         context.clearCookies(),
-        context.clearPermissions(),
         ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
       ])
       spare.gate.reset()

@@ -321,6 +321,22 @@ describe('Chromium engine: warm pages per tenant', () => {
     }
   })
 
+  it('a permission the last job’s page asked for is still undecided for the tenant’s next job, however late it comes', async () => {
+    const warm = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
+    try {
+      const first = await generate('/leave.html', [DESKTOP], warm, 'tenant-a')
+      expect(first).not.toMatch(/seen-/)
+      // Chromium records the denial of the prompt the page left open a moment after the page goes: the engine
+      // had reset permissions before that, and the tenant's next job read Notification.permission as "denied".
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      expect(await generate('/leave.html', [DESKTOP], warm, 'tenant-a')).toBe(first)
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      expect(await generate('/leave.html', [DESKTOP], warm, 'tenant-a')).toBe(first)
+    } finally {
+      await warm.close()
+    }
+  })
+
   it('keeps a tenant’s HTTP cache between its jobs and never shares it with another tenant', async () => {
     const warm = createChromiumEngine({ loadTimeoutMs: 1000, fontsTimeoutMs: 500 })
     const fetches = (): number => site.requests.filter((path) => path === '/css/kept.css').length
