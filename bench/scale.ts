@@ -119,6 +119,8 @@ async function runPhase(phase: Phase, change?: (dir: string) => void): Promise<P
   const run = await runFolderCommand(cli, siteCopy, ['--cache-dir', cacheDir], { cwd: work, reportFile, timeoutMs })
   log(`${phase}: ${(run.wallMs / 1000).toFixed(1)} s, exit ${run.exit}`)
   if (run.report === null) log(`  ! no report; the command's last lines:\n${run.lines.slice(-8).map((line) => `    ${line.text}`).join('\n')}`)
+  // The work dir goes at the end: a page that failed is said here, with why.
+  for (const page of run.report?.pages.filter((entry) => entry.outcome === 'failed').slice(0, 5) ?? []) log(`  ! ${page.url} failed: ${page.message}`)
   return { ...run, phase, progress: readProgress(run.lines, run.wallMs) }
 }
 
