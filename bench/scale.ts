@@ -17,8 +17,9 @@
  * - warm: the same site again: wall time, and whether a browser ever ran below the command.
  * - incremental: one page's content changed: which pages rendered.
  * - theme: the theme's CSS (css/base.css) changed: every page renders; its rate beside cold's.
- * - peers, after ours: beasties on every page (bench/scale/peers.ts says why twice) and
- *   penthouse kept warm on 50 pages, extrapolated to the site.
+ * - peers, after ours: beasties on every page (bench/scale/peers.ts says why twice),
+ *   penthouse kept warm on 50 pages, extrapolated to the site, and bare Playwright on 200
+ *   (the floor: loading and reading each page at both viewports, no CSS work).
  *
  * Targets (issue 47): cold ≤ 0.12 s per page (≤ 2 min for 1,000), steady (the last tenth no
  * slower than the second, with 10 % for the progress lines' 2 s resolution), peak RSS
@@ -44,7 +45,7 @@ import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
 import { table } from './fcp/report.ts'
 import { installedVersion } from './quality/peers.ts'
 import { killRunning, resolveCli, runFolderCommand, type CommandRun } from './scale/command.ts'
-import { runBeasties, runPenthouse, sampleOf, type BeastiesPass, type PenthouseSample } from './scale/peers.ts'
+import { runBarePlaywright, runBeasties, runPenthouse, sampleOf, type BeastiesPass, type FloorSample, type PenthouseSample } from './scale/peers.ts'
 import { readProgress, secondsPerPage, type ProgressReading } from './scale/progress.ts'
 import { THEME_CSS, buildMkdocsSite, changeOnePage, changeThemeCss, externalLoads, pageToEdit } from './scale/site.ts'
 
@@ -55,6 +56,8 @@ type Phase = (typeof ALL_PHASES)[number]
 const PHASES = parsePhases(process.env.BENCH_PHASES)
 /** Penthouse's sample, extrapolated to the site. */
 const PENTHOUSE_PAGES = 50
+/** Bare Playwright's sample (the floor), extrapolated to the site. */
+const FLOOR_PAGES = 200
 
 const TARGET = {
   secondsPerPage: 0.12,
@@ -136,6 +139,7 @@ rmSync(work, { recursive: true, force: true })
 
 let beasties: { asIs: BeastiesPass; rootRelative: BeastiesPass } | null = null
 let penthouse: PenthouseSample | null = null
+let floor: FloorSample | null = null
 if (PEERS) {
   // The built site is only read by the peers: no copy needed.
   log('beasties: every page, twice …')
@@ -146,6 +150,8 @@ if (PEERS) {
   } catch (error) {
     log(`  ! penthouse did not run: ${error instanceof Error ? error.message : String(error)}`)
   }
+  log(`bare Playwright (the floor): ${Math.min(FLOOR_PAGES, files.length)} pages …`)
+  floor = await runBarePlaywright(site.siteDir, sampleOf(files, FLOOR_PAGES), executablePath)
 }
 
 // ─── report ───────────────────────────────────────────────────────────────────────────
@@ -235,14 +241,15 @@ console.log('\nTargets (issue 47)\n')
 console.log(table(['target', 'wanted', 'measured', 'met'], rows))
 
 if (PEERS) {
-  const peerRows: string[][] = [['ours, cold (the folder command)', String(files.length), s(cold.wallMs), perPage(coldPerPage), s(cold.wallMs), '1.0×', `${inlinedCold} inlined; both viewports; wall of the whole command`]]
+  const cpuPerPage = (ms: number, pages: number): string => `${(ms / 1000 / pages).toFixed(3)} CPU-s`
+  const peerRows: string[][] = [['ours, cold (the folder command)', String(files.length), s(cold.wallMs), perPage(coldPerPage), s(cold.wallMs), '1.0×', cpuPerPage(cold.peak.cpuMs, files.length), `${inlinedCold} inlined; both viewports; wall of the whole command`]]
   if (beasties) {
     for (const [label, pass] of [
       [`beasties ${beasties.asIs.version}, the folder as built`, beasties.asIs],
       [`beasties ${beasties.rootRelative.version}, links made root-relative`, beasties.rootRelative],
     ] as const) {
       const each = pass.wallMs / 1000 / pass.pages
-      peerRows.push([label, String(pass.pages), s(pass.wallMs), perPage(each), s(pass.wallMs), `${(each / coldPerPage).toFixed(2)}×`, `critical CSS on ${pass.inlined}/${pass.pages} pages; beasties' own time, in this process; no viewport`])
+      peerRows.push([label, String(pass.pages), s(pass.wallMs), perPage(each), s(pass.wallMs), `${(each / coldPerPage).toFixed(2)}×`, '—', `critical CSS on ${pass.inlined}/${pass.pages} pages; beasties' own time, in this process; no viewport`])
     }
   }
   if (penthouse) {
@@ -254,11 +261,25 @@ if (PEERS) {
       perPage(each),
       each === null ? '—' : `${(each * files.length).toFixed(0)} s (extrapolated)`,
       each === null ? '—' : `${(each / coldPerPage).toFixed(2)}×`,
+      '—',
       `${penthouse.done}/${penthouse.calls} calls done (both viewports a page); one page at a time`,
     ])
   }
+  if (floor) {
+    const each = floor.wallMs / 1000 / floor.pages
+    peerRows.push([
+      `bare Playwright ${installedVersion('playwright-core')} (the floor)`,
+      String(floor.pages),
+      s(floor.wallMs),
+      perPage(each),
+      `${(each * files.length).toFixed(0)} s (extrapolated)`,
+      `${(each / coldPerPage).toFixed(2)}×`,
+      cpuPerPage(floor.cpuMs, floor.pages),
+      `${floor.done}/${floor.pages} read; ${floor.workers} pages at once, reused; load at the first viewport, resize to the second, every box read at both; no CSS work`,
+    ])
+  }
   console.log('\nPeers on the same pages\n')
-  console.log(table(['tool', 'pages', 'time', 'per page', `${files.length} pages`, 'per page ÷ ours', 'note'], peerRows))
+  console.log(table(['tool', 'pages', 'time', 'per page', `${files.length} pages`, 'per page ÷ ours', 'CPU per page', 'note'], peerRows))
 }
 
 console.log(`\nRun took ${((performance.now() - started) / 1000).toFixed(0)} s.`)

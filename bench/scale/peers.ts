@@ -15,11 +15,14 @@
  * the whole site from the mean per page.
  */
 import { readFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { join, posix } from 'node:path'
+import { chromium } from 'playwright-core'
 import { DEFAULT_VIEWPORTS } from '../../src/contract/api-contract.ts'
 import { chromiumFlags } from '../../src/engine/flags.ts'
 import { serveStatic } from '../quality/corpus.ts'
 import { rebaseUrls, stylesheetsOf } from '../quality/html.ts'
+import { watchTree } from '../embedded/tree.ts'
 import { createBeasties, createPenthouse, installedVersion } from '../quality/peers.ts'
 
 /** A call that takes longer is given up (penthouse waits for `load`). */
@@ -118,6 +121,71 @@ export async function runPenthouse(siteDir: string, files: readonly string[], ex
   }
   const perPageMs = perPage.length ? perPage.reduce((sum, ms) => sum + ms, 0) / perPage.length : null
   return { version: penthouse.version, pages: files.length, done, calls: files.length * DEFAULT_VIEWPORTS.length, perPageMs, wallMs: performance.now() - began }
+}
+
+export interface FloorSample {
+  pages: number
+  /** Pages loaded and read at both viewports. */
+  done: number
+  wallMs: number
+  /** CPU time of this process (Playwright, the static server) and of the browser's whole tree, over the run, ms. */
+  cpuMs: number
+  workers: number
+}
+
+/**
+ * The floor under any tool that measures a page in a browser: bare Playwright, with the
+ * flags ours launches with, one page per core reused for every load (no context per page,
+ * nothing cleared), each page loaded once at the first viewport and resized to the second,
+ * every element's box read at both (what finding the first screen needs at the least),
+ * and no CSS work at all. Every host but loopback fails at once (the pages name cdnjs,
+ * which this offline machine cannot reach): the best case, where no request waits on
+ * another site. Wall time over `files`, the workers sharing them.
+ */
+export async function runBarePlaywright(siteDir: string, files: readonly string[], executablePath: string): Promise<FloorSample> {
+  const ownBefore = process.cpuUsage()
+  const tree = watchTree(process.pid, 200)
+  const server = await serveStatic(siteDir)
+  const browser = await chromium.launch({ executablePath, args: [...chromiumFlags(), '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'] })
+  const workers = Math.max(1, cpus().length)
+  let next = 0
+  let done = 0
+  const began = performance.now()
+  try {
+    await Promise.all(
+      Array.from({ length: workers }, async () => {
+        const page = await browser.newPage({ viewport: DEFAULT_VIEWPORTS[0]! })
+        while (next < files.length) {
+          const file = files[next++]!
+          await page.setViewportSize(DEFAULT_VIEWPORTS[0]!)
+          const loaded = await page.goto(`${server.origin}/${file}`, { waitUntil: 'load', timeout: PENTHOUSE_TIMEOUT_MS }).catch(() => null)
+          if (!loaded) continue
+          let read = true
+          for (const [index, viewport] of DEFAULT_VIEWPORTS.entries()) {
+            if (index > 0) await page.setViewportSize(viewport)
+            const boxes = await page
+              .evaluate(async () => {
+                await document.fonts.ready
+                let shown = 0
+                for (const element of Array.from(document.querySelectorAll('*'))) if (element.getBoundingClientRect().top < innerHeight) shown += 1
+                return shown
+              })
+              .catch(() => 0)
+            if (boxes === 0) read = false
+          }
+          if (read) done += 1
+        }
+        await page.close()
+      }),
+    )
+  } finally {
+    await browser.close().catch(() => {})
+    await server.close()
+  }
+  const wallMs = performance.now() - began
+  // The tree's count holds this process's CPU from its start: what it spent before the floor's run is not the floor's.
+  const before = (ownBefore.user + ownBefore.system) / 1000
+  return { pages: files.length, done, wallMs, cpuMs: tree.stop().cpuMs - before, workers }
 }
 
 /** Resolves to null when `promise` does not settle within `ms`; the late result is dropped. */
