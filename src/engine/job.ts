@@ -16,7 +16,7 @@ import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
 import { probe, type ProbeOutput } from './extract.ts'
 import { compareFirstScreen } from './first-screen.ts'
 import { MAX_COMPARED_ELEMENTS, MAX_PAGE_CSS_BYTES, PARSED_CSS_CACHE_BYTES } from './limits.ts'
-import { inPage, isNavigationRace, loadPage, resizePage, type LoadedView } from './load.ts'
+import { MOVED_WHILE_MEASURED, inPage, isNavigationRace, loadPage, resizePage, type LoadedView } from './load.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
 import { cssOverBound } from './received-bytes.ts'
@@ -93,7 +93,7 @@ export class Jobs {
     try {
       const rendering = this.#render(launched, input, attempt).catch((error: unknown) => {
         // The load follows a page that moves on before it is read; one that moves on later, while it is measured, is the page's doing.
-        throw !(error instanceof EngineError) && isNavigationRace(error) ? new EngineError('render_failed', 'The page navigated away by itself while it was being measured (a script or a refresh moved it on); its first screen is not known.') : error
+        throw !(error instanceof EngineError) && isNavigationRace(error) ? new EngineError('render_failed', MOVED_WHILE_MEASURED) : error
       })
       rendering.catch(() => {})
       return await Promise.race([rendering, attempt.ended])

@@ -3,7 +3,7 @@
  * `location` by script), the network the page uses while it loads, and the read of the page
  * once it has what shapes its first screen; and the same page at another viewport.
  */
-import type { Page, Response } from 'playwright-core'
+import type { Page, Request, Response } from 'playwright-core'
 import type { ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { timed } from '../shared/timings.ts'
@@ -44,6 +44,8 @@ export interface LoadedView {
   /** What the page received, counted as it came; the way its stylesheet bodies are read. */
   received: ReceivedBytes
 }
+
+export const MOVED_WHILE_MEASURED = 'The page navigated away by itself while it was being measured (a script or a refresh moved it on); its first screen is not known.'
 
 /** The page's own renderer died (out of memory, killed): the job fails, and is not tried again, since the page would do it again. */
 class RendererCrash extends EngineError {
@@ -125,6 +127,7 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
       await timed('load: settle', () => pageSettled(page, network, gate, { loadMs: Math.min(options.loadTimeoutMs, remaining()), thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty }), url)
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
+      const requested = network.navigationRequests
       const fontsMs = await timed('load: own fonts', () => ownFontsIn(page, network, Math.min(options.fontsTimeoutMs, remaining())), url)
       const listed = await timed('load: read', () => readPage(page, fontsMs), url)
       // Read without them: another host's font or script still coming changes nothing in this job any more.
@@ -141,6 +144,15 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       if (!listed.parsed) throw stillParsing(page, network)
       // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
       if (network.failure) throw movedOn(gate, network)
+      // Asked to move on while it was read, and not there yet: Playwright's next read would wait for that
+      // navigation and run in the document it brings, as late as it comes. The job fails now instead;
+      // and the same from here on, while the page is measured.
+      if (network.navigationRequests !== requested) throw new EngineError('render_failed', MOVED_WHILE_MEASURED)
+      const moving = (request: Request): void => {
+        if (request.isNavigationRequest() && request.frame() === page.mainFrame()) attempt.fail(new EngineError('render_failed', MOVED_WHILE_MEASURED))
+      }
+      page.on('request', moving)
+      attempt.onClose(() => page.off('request', moving))
       return { spare, page, listed, network, received }
     } catch (error) {
       const death = died()

@@ -18,6 +18,8 @@ export class PageNetwork {
   readonly failedSheets = new Set<string>()
   /** The `host:port`s the main frame's navigations went to, in order: a refusal of one of them is the page's. */
   readonly navigations: string[] = []
+  /** Navigation requests of the main frame so far, every one: a page that asks for another after it was read has moved on. */
+  navigationRequests = 0
   /** Every `host:port` the page sent a request to: the browser's own background requests go through the same gate, and are not the page's. */
   readonly authorities = new Set<string>()
   /** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
@@ -28,6 +30,7 @@ export class PageNetwork {
       // Read once here: the waits look at every request in flight every few ms.
       const authority = authorityOf(request.url())
       this.inFlight.set(request, { sent: Date.now(), authority })
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) this.navigationRequests++
       if (authority === null) return
       this.authorities.add(authority)
       if (request.isNavigationRequest() && request.frame() === page.mainFrame() && !this.navigations.includes(authority)) this.navigations.push(authority)
