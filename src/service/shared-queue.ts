@@ -11,6 +11,13 @@
  * accepting process died before adding it) is added; a processing one (the queue gave up
  * on it after its workers stopped answering again and again) fails `render_failed`.
  *
+ * A worker's connection can drop between Redis taking a job to active under the worker's lock
+ * and the answer reaching it (a restart, a reset): the job is then locked by a worker that
+ * does not know it has it, and would wait for the lock to end and a stalled check (30–45 s
+ * with the default lock). Each worker process looks every second for active jobs under its
+ * own lock that it is not running; one seen so twice with the same lock is handed back to
+ * the queue at once.
+ *
  * Fairness between tokens: a job's BullMQ priority is how many jobs its token has pending
  * when it is added (1 for a token with none), so the k-th pending job of every token ranks
  * alike and one token's 500 jobs do not hold up another's one.
@@ -35,6 +42,8 @@ const MAX_STALLS = 3
 const SWEEP_EVERY_MS = 5_000
 /** A pending job younger than this may still be on its way into the queue. */
 const ORPHAN_AFTER_MS = 10_000
+/** How often a worker process looks for active jobs under its own lock that it is not running. */
+const LOST_CHECK_EVERY_MS = 1_000
 /** How long a close waits, once it aborted the renders still running, for their jobs to be handed back to the queue. */
 const ABORTED_JOBS_END_MS = 2000
 /** How long a close waits for a connection still connecting, to end it cleanly. */
@@ -120,8 +129,54 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
   const sweeper = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS)
   sweeper.unref()
 
+  /** Jobs this process's worker is running, by id (BullMQ's job id is the job's). */
+  const running = new Set<string>()
+  /** Active jobs under this worker's lock that it was not running at the last look, with that lock. */
+  let unclaimed = new Map<string, string>()
+  /**
+   * Hands back to the queue an active job locked by this worker that it is not running, seen so
+   * at two looks in a row with the same lock: its answer was lost with the connection. A job
+   * just taken is running well before the next look. Errors wait for the next look.
+   */
+  async function handBackLost(): Promise<void> {
+    if (!worker) return
+    const ids = await connection.lrange(queue.toKey('active'), 0, -1)
+    const locks = ids.length > 0 ? await connection.mget(ids.map((id) => `${queue.toKey(id)}:lock`)) : []
+    const seen = new Map<string, string>()
+    for (const [index, id] of ids.entries()) {
+      const lock = locks[index]
+      if (!lock?.startsWith(`${worker.id}:`) || running.has(id)) continue
+      if (unclaimed.get(id) !== lock) {
+        seen.set(id, lock)
+        continue
+      }
+      const job = await queue.getJob(id)
+      if (!job || running.has(id)) continue
+      const handed = await job.moveToWait(lock).then(
+        () => true,
+        () => false,
+      )
+      if (!handed) continue
+      // BullMQ puts a prioritized job back without the marker its idle workers wait on: they would see it only at their next poll.
+      await connection.zadd(queue.toKey('marker'), 0, '0')
+      log({ event: 'job_handed_on', job: id, reason: 'answer_lost' })
+    }
+    unclaimed = seen
+  }
+  const lostCheck = engine === null ? null : setInterval(() => void handBackLost().catch(() => {}), LOST_CHECK_EVERY_MS)
+  lostCheck?.unref()
+
   /** One job on this worker, from the store's record to its recorded end. Throws only on shutdown: BullMQ then hands it on. */
   async function run(id: string): Promise<void> {
+    running.add(id)
+    try {
+      await runTaken(id)
+    } finally {
+      running.delete(id)
+    }
+  }
+
+  async function runTaken(id: string): Promise<void> {
     const job = await stored(id, 'read', () => store.job(id))
     // Finished by a worker that was thought dead, or never accepted: nothing to do.
     if (!job || (job.status !== 'queued' && job.status !== 'processing')) return
@@ -165,6 +220,7 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
     restore: async () => {},
     async close(graceMs) {
       clearInterval(sweeper)
+      if (lostCheck) clearInterval(lostCheck)
       // BullMQ reads the server's version as its connections open: closed before that read ends, they reject it unheard.
       await settlesWithin(Promise.allSettled([queue.waitUntilReady(), worker?.waitUntilReady()]), CONNECTING_GRACE_MS)
       if (worker) {
