@@ -54,7 +54,7 @@ class ChromiumCriticalCss implements ChromiumEngine {
     this.#egress = createEgressProxy(options.admit, options.log)
     const egress = () => this.#egress.open()
     this.#browsers = new Browsers({ ...options, egress })
-    this.#pool = new PagePool(this.#browsers, { egress, warmPages: options.warmPages, sparesAfterJobs: options.sparesAfterJobs, idleMs: options.idleMs })
+    this.#pool = new PagePool(this.#browsers, { egress, warmPages: options.warmPages, sparesAfterJobs: options.sparesAfterJobs, idleMs: options.idleMs, log: options.log })
     this.#jobs = new Jobs(this.#pool, options)
     // A dead browser's spares and warm pages are closed, never handed out.
     this.#browsers.onForget((launched) => this.#pool.forget(launched))

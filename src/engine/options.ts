@@ -100,7 +100,9 @@ export interface ChromiumEngineOptions {
   /**
    * Engine events: `browser_crashed` (relaunched, the job tried once more), `renderer_crashed`,
    * `browser_unresponsive` (killed and replaced), `renderer_reniced`, `renderer_memory_unbounded`,
-   * `chromium_sandbox_unavailable` (the system gives Chromium no sandbox: it runs without).
+   * `chromium_sandbox_unavailable` (the system gives Chromium no sandbox: it runs without),
+   * `warm_page_renewed` (a tenant's page could not be cleared in time, or left its page only
+   * by the browser's navigation: the next job's page costs a new renderer).
    */
   log?: (line: Record<string, unknown>) => void
 }

@@ -108,12 +108,11 @@ interface Pending {
   ready: Promise<Spare | null>
 }
 
-type PoolOptions = Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages' | 'sparesAfterJobs' | 'idleMs'>
+type PoolOptions = Pick<BrowserOptions, 'egress'> & Pick<ResolvedEngineOptions, 'warmPages' | 'sparesAfterJobs' | 'idleMs' | 'log'>
 
 export class PagePool {
   readonly #browsers: PoolBrowsers
   readonly #options: PoolOptions
-  /** Pages opened ahead of a job, each with when it was opened: one that waits its idle time unused is closed. */
   /** Pages opened ahead of a job, each with when it was opened (one that waits its idle time unused is closed) and whether it is open yet. */
   #spares: (Pending & { viewport: Viewport; openedAt: number; open: boolean })[] = []
   /** Pages of finished jobs, oldest first, each kept for its tenant only and cleared before it is handed out. */
@@ -125,6 +124,8 @@ export class PagePool {
   #closed = false
   /** Pages jobs have taken and not given back: a tenant's pages are those and its warm ones. */
   readonly #inUse = new Set<Spare>()
+  /** Jobs of each tenant taking a page now (waiting for its clearing or its opening): theirs count too. */
+  readonly #taking = new Map<string, number>()
 
   constructor(browsers: PoolBrowsers, options: PoolOptions) {
     this.#browsers = browsers
@@ -138,13 +139,18 @@ export class PagePool {
   async take(launched: LaunchedBrowser, viewport: Viewport, tenant: string | undefined): Promise<Spare> {
     if (launched.dead) throw new BrowserGone()
     this.#touch()
-    const warm = tenant === undefined ? null : await this.#warmPage(launched, tenant)
-    const spare = warm ?? (await this.#freshPage(launched, viewport))
-    spare.tenant = tenant ?? null
-    spare.fromWarm = warm !== null
-    spare.uses++
-    this.#inUse.add(spare)
-    return spare
+    if (tenant !== undefined) this.#taking.set(tenant, (this.#taking.get(tenant) ?? 0) + 1)
+    try {
+      const warm = tenant === undefined ? null : await this.#warmPage(launched, tenant)
+      const spare = warm ?? (await this.#freshPage(launched, viewport))
+      spare.tenant = tenant ?? null
+      spare.fromWarm = warm !== null
+      spare.uses++
+      this.#inUse.add(spare)
+      return spare
+    } finally {
+      if (tenant !== undefined) this.#taking.set(tenant, this.#taking.get(tenant)! - 1)
+    }
   }
 
   /**
@@ -194,6 +200,8 @@ export class PagePool {
     warm.ready = this.#cleared(spare).then((cleared) => {
       warm.cleared = true
       if (cleared) return spare
+      // Its successor costs a renderer, as a page per job would: said, so the cost is seen.
+      this.#options.log({ event: 'warm_page_renewed', reason: 'not cleared in time' })
       void this.discard(spare)
       return null
     })
@@ -276,7 +284,8 @@ export class PagePool {
     if (at < 0) return null
     // Rather than wait for it, an open spare, while the warm bound has room for one more page of the tenant's: its
     // jobs one after the other then take its two pages in turn, each cleared while the other works.
-    const tenantPages = this.#warm.filter((warm) => warm.tenant === tenant).length + [...this.#inUse].filter((page) => page.tenant === tenant).length
+    // The job asking is one of those taking: the others' pages are on their way to them, out of the warm list and not yet in use.
+    const tenantPages = this.#warm.filter((warm) => warm.tenant === tenant).length + [...this.#inUse].filter((page) => page.tenant === tenant).length + (this.#taking.get(tenant) ?? 1) - 1
     if (cleared < 0 && tenantPages < this.#options.warmPages && this.#spares.some((spare) => spare.launched === launched && spare.open)) return null
     return this.#usable(launched, await this.#warm.splice(at, 1)[0]!.ready)
   }
@@ -339,7 +348,7 @@ export class PagePool {
       await Promise.all(context.pages().map((other) => (other === page ? null : other.close())))
       // Session storage belongs to the tab, per origin: cleared by each frame before the page leaves.
       await Promise.all(page.frames().map((frame) => frame.evaluate(CLEAR_SESSION_SCRIPT).catch(() => {})))
-      await leaveForBlank(page)
+      if ((await leaveForBlank(page)) === 'browser') this.#options.log({ event: 'warm_page_renewed', reason: 'moved to about:blank by the browser, in a new renderer' })
       spare.session ??= await context.newCDPSession(page)
       const session = spare.session
       const origins = [...spare.origins]
@@ -370,16 +379,17 @@ export class PagePool {
  * each time, whose start cost more than the rest of a small page's job. A page that holds the
  * navigation off (its `navigate` handler cancels it) is moved by the browser instead.
  */
-async function leaveForBlank(page: Page): Promise<void> {
-  if (page.url() === 'about:blank') return
+async function leaveForBlank(page: Page): Promise<'self' | 'browser'> {
+  if (page.url() === 'about:blank') return 'self'
   const committed = page.waitForURL('about:blank', { waitUntil: 'commit', timeout: SELF_NAVIGATION_MS })
   committed.catch(() => {})
   const asked = await page.evaluate("location.href = 'about:blank'").then(
     () => true,
     () => false,
   )
-  if (asked && (await committed.then(() => true, () => false))) return
+  if (asked && (await committed.then(() => true, () => false))) return 'self'
   await page.goto('about:blank', { waitUntil: 'commit' })
+  return 'browser'
 }
 
 export function sameSize(a: Viewport, b: Viewport): boolean {

@@ -17,6 +17,8 @@ const PAGES = 10
 
 let site: StaticServer
 let engine: ChromiumEngine
+/** The engine's events: a warm page renewed (not cleared in time on a loaded machine) costs renderers, and says so. */
+const events: Record<string, unknown>[] = []
 
 const renderers = (): Set<number> => new Set([...descendants(process.pid)].filter(([, command]) => command.includes('--type=renderer')).map(([pid]) => pid))
 
@@ -39,7 +41,7 @@ beforeAll(async () => {
   }
   for (let index = 0; index < PAGES; index++) files[`/page-${index}.html`] = page(`Page ${index}`)
   site = await serveFiles(Object.fromEntries(Object.entries(files).map(([path, body]) => [path, { body, cacheControl: 'max-age=3600' }])))
-  engine = createChromiumEngine({ warmPages: 2 })
+  engine = createChromiumEngine({ warmPages: 2, log: (line) => void events.push(line) })
   await engine.ready()
 })
 
@@ -60,9 +62,11 @@ describe('a tenant’s jobs on one site', () => {
       for (const css of await pair(index)) expect(css).toContain('.top')
       for (const pid of renderers()) seen.add(pid)
     }
-    // None, but for one a warm page that could not be cleared in time on a loaded machine would cost
-    // (it is closed, and the spare opened in its place): the old engine started one for every page.
-    expect([...seen].filter((pid) => !settled.has(pid)).length).toBeLessThanOrEqual(1)
+    // None, but for what a warm page renewed costs: one that could not be cleared in time on a loaded machine
+    // is closed, its job takes a new page and the pool opens a spare after it (two); one the browser moved on
+    // starts one. The old engine started one for every page.
+    const renewed = events.filter((line) => line.event === 'warm_page_renewed').length
+    expect([...seen].filter((pid) => !settled.has(pid)).length).toBeLessThanOrEqual(2 * renewed)
   })
 
   it('a page’s worker is stopped as the page is read: it answers no message the page sends it after that', async () => {
