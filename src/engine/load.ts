@@ -127,13 +127,19 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
       await timed('load: settle', () => pageSettled(page, network, gate, { loadMs: Math.min(options.loadTimeoutMs, remaining()), thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty }), url)
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
-      const requested = network.navigationRequests
       const fontsMs = await timed('load: own fonts', () => ownFontsIn(page, network, Math.min(options.fontsTimeoutMs, remaining())), url)
       const listed = await timed('load: read', () => readPage(page, fontsMs), url)
       // Read without them: another host's font or script still coming changes nothing in this job any more.
       for (const authority of network.holdingHosts(page).keys()) gate.cut(authority, 'still loading when the page was read')
       // The page moved on while it was read (a refresh or script firing just then): read the page it landed on.
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
+      // Asked to move on and not there yet: Playwright's next read would wait for that navigation and run in the
+      // document it brings. Followed as one that landed is, once it lands (or the job's time is up).
+      if (network.pendingNavigations.size > 0) {
+        if (hop >= MAX_PAGE_HOPS) throw keptNavigating(hop)
+        await page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: remaining() }).catch(() => {})
+        continue
+      }
       const { refreshMs } = listed
       if (refreshMs !== null && refreshMs <= MAX_REFRESH_WAIT_MS && hop < MAX_PAGE_HOPS) {
         // A refresh that is about to move the page: read the page it moves to.
@@ -144,10 +150,7 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       if (!listed.parsed) throw stillParsing(page, network)
       // The page moved on by script to something that did not load: that is the page a visitor would get, not a page to read.
       if (network.failure) throw movedOn(gate, network)
-      // Asked to move on while it was read, and not there yet: Playwright's next read would wait for that
-      // navigation and run in the document it brings, as late as it comes. The job fails now instead;
-      // and the same from here on, while the page is measured.
-      if (network.navigationRequests !== requested) throw new EngineError('render_failed', MOVED_WHILE_MEASURED)
+      // Read: from here a page that asks to move on fails at once, whenever (or whether) the next document comes.
       const moving = (request: Request): void => {
         if (request.isNavigationRequest() && request.frame() === page.mainFrame()) attempt.fail(new EngineError('render_failed', MOVED_WHILE_MEASURED))
       }
@@ -160,9 +163,13 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       if (!isNavigationRace(error)) throw error
       const refused = refusedNavigation(gate, network)
       if (refused) throw navigationRefused(refused, 'moved')
-      if (hop >= MAX_PAGE_HOPS) throw new EngineError('render_failed', `The page kept navigating (${hop + 1} times after it loaded) and could not be read.`)
+      if (hop >= MAX_PAGE_HOPS) throw keptNavigating(hop)
     }
   }
+}
+
+function keptNavigating(hop: number): EngineError {
+  return new EngineError('render_failed', `The page kept navigating (${hop + 1} times after it loaded) and could not be read.`)
 }
 
 /** Why the gate let none of the hosts the main frame navigated to out (the latest first), or null. */

@@ -18,8 +18,8 @@ export class PageNetwork {
   readonly failedSheets = new Set<string>()
   /** The `host:port`s the main frame's navigations went to, in order: a refusal of one of them is the page's. */
   readonly navigations: string[] = []
-  /** Navigation requests of the main frame so far, every one: a page that asks for another after it was read has moved on. */
-  navigationRequests = 0
+  /** The main frame's navigation requests not yet answered: while there is one, the page is on its way elsewhere (the document it loads commits as its answer comes). */
+  readonly pendingNavigations = new Set<Request>()
   /** Every `host:port` the page sent a request to: the browser's own background requests go through the same gate, and are not the page's. */
   readonly authorities = new Set<string>()
   /** How the main frame's latest navigation ended: null while it loaded fine, else what went wrong. */
@@ -30,14 +30,18 @@ export class PageNetwork {
       // Read once here: the waits look at every request in flight every few ms.
       const authority = authorityOf(request.url())
       this.inFlight.set(request, { sent: Date.now(), authority })
-      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) this.navigationRequests++
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) this.pendingNavigations.add(request)
       if (authority === null) return
       this.authorities.add(authority)
       if (request.isNavigationRequest() && request.frame() === page.mainFrame() && !this.navigations.includes(authority)) this.navigations.push(authority)
     })
-    page.on('requestfinished', (request) => this.inFlight.delete(request))
+    page.on('requestfinished', (request) => {
+      this.inFlight.delete(request)
+      this.pendingNavigations.delete(request)
+    })
     page.on('requestfailed', (request) => {
       this.inFlight.delete(request)
+      this.pendingNavigations.delete(request)
       if (request.resourceType() === 'stylesheet') for (const hop of chainOf(request)) this.failedSheets.add(hop)
       const error = request.failure()?.errorText ?? 'failed'
       // An aborted navigation (another one overtook it, a download) leaves the page where it was.
@@ -45,6 +49,7 @@ export class PageNetwork {
     })
     page.on('response', (response) => {
       const request = response.request()
+      this.pendingNavigations.delete(request)
       if (request.resourceType() === 'stylesheet' && frameOf(request) === page.mainFrame()) {
         // An error answer (a 404 of a wrong base) is unread as a failed request is. Chromium aborts such a load today
         // (requestfailed follows), but the answer is what says so, not the browser's way of dropping it.
