@@ -287,7 +287,11 @@ export class PagePool {
     // The job asking is one of those taking: the others' pages are on their way to them, out of the warm list and not yet in use.
     const tenantPages = this.#warm.filter((warm) => warm.tenant === tenant).length + [...this.#inUse].filter((page) => page.tenant === tenant).length + (this.#taking.get(tenant) ?? 1) - 1
     if (cleared < 0 && tenantPages < this.#options.warmPages && this.#spares.some((spare) => spare.launched === launched && spare.open)) return null
-    return this.#usable(launched, await this.#warm.splice(at, 1)[0]!.ready)
+    const taken = this.#usable(launched, await this.#warm.splice(at, 1)[0]!.ready)
+    // Cleared once more: a cookie the last page set as it was left (pagehide) reaches the network service on
+    // the renderer's own channel, and on a loaded machine it landed after the clearing's (the next job starts later).
+    if (taken) await this.#browsers.answered(launched, taken.context.clearCookies())
+    return taken
   }
 
   async #freshPage(launched: LaunchedBrowser, viewport: Viewport): Promise<Spare> {
