@@ -30,10 +30,11 @@ export class PageNetwork {
       // Read once here: the waits look at every request in flight every few ms.
       const authority = authorityOf(request.url())
       this.inFlight.set(request, { sent: Date.now(), authority })
-      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) this.pendingNavigations.add(request)
+      const navigation = request.isNavigationRequest() && request.frame() === page.mainFrame()
+      if (navigation) this.pendingNavigations.add(request)
       if (authority === null) return
       this.authorities.add(authority)
-      if (request.isNavigationRequest() && request.frame() === page.mainFrame() && !this.navigations.includes(authority)) this.navigations.push(authority)
+      if (navigation && !this.navigations.includes(authority)) this.navigations.push(authority)
     })
     page.on('requestfinished', (request) => {
       this.inFlight.delete(request)

@@ -288,8 +288,9 @@ export class PagePool {
     const tenantPages = this.#warm.filter((warm) => warm.tenant === tenant).length + [...this.#inUse].filter((page) => page.tenant === tenant).length + (this.#taking.get(tenant) ?? 1) - 1
     if (cleared < 0 && tenantPages < this.#options.warmPages && this.#spares.some((spare) => spare.launched === launched && spare.open)) return null
     const taken = this.#usable(launched, await this.#warm.splice(at, 1)[0]!.ready)
-    // Cleared once more: a cookie the last page set as it was left (pagehide) reaches the network service on
-    // the renderer's own channel, and on a loaded machine it landed after the clearing's (the next job starts later).
+    // Cookies are cleared here, as the page is handed out, not with the rest: one the last page set as it was left
+    // (pagehide) reaches the network service on the renderer's own channel, and under load it landed after a
+    // clearing done as the page left. The next job starts later.
     if (taken) await this.#browsers.answered(launched, taken.context.clearCookies())
     return taken
   }
@@ -342,9 +343,9 @@ export class PagePool {
 
   /**
    * Clears what a page can leave for the next job of its tenant: popups, session storage,
-   * the page itself (about:blank), `window.name`, cookies, and every origin's
+   * the page itself (about:blank), `window.name`, and every origin's
    * local storage, IndexedDB, Cache Storage and service workers (permissions never change:
-   * permissions.ts). The HTTP cache stays: it is the tenant's own. `history.length` is not cleared. False when it could not be done in time.
+   * permissions.ts; cookies go as the page is handed out, in #warmPage). The HTTP cache stays: it is the tenant's own. `history.length` is not cleared. False when it could not be done in time.
    */
   async #cleared(spare: Spare): Promise<boolean> {
     const { context, page } = spare
@@ -359,7 +360,6 @@ export class PagePool {
       spare.origins.clear()
       await Promise.all([
         page.evaluate("window.name = ''"),
-        context.clearCookies(),
         ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
       ])
       spare.gate.reset()
