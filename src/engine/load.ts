@@ -121,9 +121,11 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   page.on('framenavigated', (frame) => {
     if (frame === page.mainFrame()) navigations++
   })
+  const landing = (): Promise<unknown> =>
+    page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: Math.min(options.navigationTimeoutMs, remaining()) }).catch(() => {})
   for (let hop = 0; ; hop++) {
+    const seen = navigations
     try {
-      const seen = navigations
       // Bounded waits: an unreachable font host or a stalled CDN must not hold the job.
       await timed('load: settle', () => pageSettled(page, network, gate, { loadMs: Math.min(options.loadTimeoutMs, remaining()), thirdPartyMs: options.thirdPartyTimeoutMs, thirdParty: options.thirdParty }), url)
       if (navigations !== seen && hop < MAX_PAGE_HOPS) continue
@@ -137,7 +139,7 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       // document it brings. Followed as one that landed is, once it lands (or the job's time is up).
       if (network.pendingNavigations.size > 0) {
         if (hop >= MAX_PAGE_HOPS) throw keptNavigating(hop)
-        await page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: remaining() }).catch(() => {})
+        await landing()
         continue
       }
       const { refreshMs } = listed
@@ -164,6 +166,9 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
       const refused = refusedNavigation(gate, network)
       if (refused) throw navigationRefused(refused, 'moved')
       if (hop >= MAX_PAGE_HOPS) throw keptNavigating(hop)
+      // The old document's context can be gone before the browser says the new one committed: a read now would
+      // race the same navigation again. The next hop starts once it has landed.
+      if (navigations === seen) await landing()
     }
   }
 }
