@@ -309,7 +309,7 @@ describe('embedded mode', () => {
     it(`an interrupted ${bundler} build (${signal}) ends within 2 s by it, says so, and takes its browser down with it`, async () => {
       const script = fileURLToPath(new URL('../fixtures/embedded-build.ts', import.meta.url))
       const child = spawn(process.execPath, ['--import', 'tsx', script, bundler], { stdio: ['ignore', 'pipe', 'pipe'] })
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
       let seen = ''
       let said = ''
       child.stdout.on('data', (chunk: Buffer) => (seen += chunk.toString()))

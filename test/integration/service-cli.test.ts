@@ -77,7 +77,7 @@ describe('critical-css-service', () => {
     const server = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--engine', ENGINE, '--allow-private-networks', '--log', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     server.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)))
+    const exited = new Promise<number | null>((resolve) => server.once('close', (code) => resolve(code)))
     try {
       const url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no listening line: ${output}`)), 15_000)

@@ -103,7 +103,7 @@ describe.skipIf(!findChromium() || process.platform !== 'linux')('the folder com
       const child = spawn(process.execPath, ['--import', TSX, CLI, 'dist', '--third-party', 'wait', '--no-cache'], { cwd: root, env })
       let stderr = ''
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })))
       // Rendering: the browser has asked the slow host for a page's sheet.
       for (let waited = 0; asked === askedBefore && waited < 60_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
       expect(asked).toBeGreaterThan(askedBefore)
@@ -158,7 +158,7 @@ describe.skipIf(!findChromium() || process.platform !== 'linux')('the service dr
     const child = spawn(process.execPath, ['--import', TSX, SERVICE_CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--allow-private-networks'], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
     for (let waited = 0; !/listening on (\S+)/.test(out) && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
     const url = /listening on (\S+)/.exec(out)?.[1]
     if (!url) throw new Error(`no start line: ${out}`)
