@@ -3,6 +3,8 @@
  * which reduced selectors match an element above the fold and which media queries match;
  * this module keeps the rules that answer yes (in their original cascade order), then keeps
  * only the custom properties, `@font-face`s, `@keyframes` and `@property`s those rules use.
+ * A page with cascade layers gets their whole order first: the critical style stays in the
+ * page and comes before its sheets, so a layer it left out would otherwise be ordered last.
  */
 import type { AtrulePlain, CssNodePlain, DeclarationPlain, RulePlain, StyleSheetPlain } from 'css-tree'
 import { reduceSelector, viewportMediaTest } from './selectors.ts'
@@ -41,9 +43,12 @@ export class CriticalCss {
   readonly #sheet: StyleSheetPlain
   readonly #ruleSelectors = new Map<RulePlain, (number | null)[]>()
   readonly #mediaIndex = new Map<AtrulePlain, number>()
+  /** The page's named cascade layers in the order they first appear: the order its full CSS gives them. */
+  readonly #layers: string[]
 
   constructor(sheet: StyleSheetPlain) {
     this.#sheet = sheet
+    this.#layers = layerOrder(sheet.children, '', new Set())
     const selectorIndex = new Map<string, number>()
     const mediaIndex = new Map<string, number>()
     const index = (map: Map<string, number>, list: string[], key: string): number => {
@@ -81,12 +86,14 @@ export class CriticalCss {
 
   /** The critical CSS for the union of the viewports answered, minified. */
   css(answers: Answers[]): string {
-    const kept = this.#keepRules(this.#sheet.children, answers.map(() => true), answers)
+    const kept = this.#keepRules(this.#sheet.children, answers.map(() => true), answers, true)
     const inlineStyles = answers.map((answer) => answer.inlineStyles).join(';')
-    return generatePlain({ type: 'StyleSheet', children: pruneUnused(kept, inlineStyles) } as CssNodePlain)
+    const order: CssNodePlain[] = this.#layers.length > 0 ? [{ type: 'Atrule', name: 'layer', prelude: { type: 'Raw', value: this.#layers.join(',') }, block: null } as AtrulePlain] : []
+    return generatePlain({ type: 'StyleSheet', children: [...order, ...pruneUnused(kept, inlineStyles)] } as CssNodePlain)
   }
 
-  #keepRules(nodes: CssNodePlain[], active: boolean[], answers: Answers[]): CssNodePlain[] {
+  /** `ordered`: the nodes' layer statements say nothing the full order put first does not. */
+  #keepRules(nodes: CssNodePlain[], active: boolean[], answers: Answers[], ordered: boolean): CssNodePlain[] {
     const out: CssNodePlain[] = []
     for (const node of nodes) {
       if (node.type === 'Rule') {
@@ -95,6 +102,7 @@ export class CriticalCss {
       } else if (node.type === 'Atrule') {
         const name = node.name.toLowerCase()
         if (DROPPED_RULES.has(name)) continue
+        if (ordered && name === 'layer' && !node.block && this.#layers.length > 0) continue
         if (!node.block || !GROUP_RULES.has(name)) {
           out.push(node)
           continue
@@ -102,7 +110,7 @@ export class CriticalCss {
         const media = this.#mediaIndex.get(node)
         const inside = media === undefined ? active : active.map((on, viewport) => on && answers[viewport]!.media[media] === true)
         if (!inside.includes(true)) continue
-        const children = this.#keepRules(node.block.children, inside, answers)
+        const children = this.#keepRules(node.block.children, inside, answers, ordered && name === 'layer' && node.prelude !== null)
         if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
       }
     }
@@ -125,6 +133,29 @@ export class CriticalCss {
     if (declarations.length === 0) return null
     return { ...rule, prelude: { ...rule.prelude, children: selectors }, block: { ...rule.block, children: declarations } }
   }
+}
+
+/**
+ * The named layers `nodes` declare (statements, blocks, `@import … layer()` as the block it
+ * became), as full dotted names in first-appearance order. A layer first named inside a
+ * condition (`@media`, `@supports`) joins the order only where that holds, and an anonymous
+ * layer's sublayers cannot be named from outside it: both are left where they are.
+ */
+function layerOrder(nodes: CssNodePlain[], prefix: string, into: Set<string>): string[] {
+  for (const node of nodes) {
+    if (node.type !== 'Atrule' || node.name.toLowerCase() !== 'layer' || !node.prelude) continue
+    const names = generatePlain(node.prelude)
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean)
+    for (const name of names) {
+      // `@layer a.b` also declares `a`, first.
+      const parts = name.split('.')
+      for (let end = 1; end <= parts.length; end++) into.add(prefix + parts.slice(0, end).join('.'))
+    }
+    if (node.block && names.length === 1) layerOrder(node.block.children, `${prefix}${names[0]}.`, into)
+  }
+  return [...into]
 }
 
 /** Drops custom properties, font faces, keyframes and registered properties nothing kept uses. */

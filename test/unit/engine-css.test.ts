@@ -78,4 +78,25 @@ describe('CriticalCss', () => {
       ':root{--a:1px;--b:2px;--bar-transition-height:3px}@font-face{font-family:X;src:url(/css/x.woff2)}.a{margin:var(--a);font-family:X;height:var(--bar-transition-height)}.b{margin:var(--b)}@media (min-width:900px){.a{padding:0}}',
     )
   })
+
+  /** The critical CSS of `text` (one sheet) when the selectors in `kept` match above the fold and no media query does. */
+  function criticalOf(text: string, kept: string[]): string {
+    const { sheet } = combineSheets([{ text, base: 'https://s.test/s.css', media: '' }], () => undefined, 'https://s.test/')
+    const critical = new CriticalCss(sheet)
+    return critical.css([{ selectors: critical.questions.selectors.map((s) => kept.includes(s)), media: critical.questions.media.map(() => false), inlineStyles: '' }])
+  }
+
+  it('starts with the page’s whole layer order, so a layer with nothing above the fold keeps its place when the full CSS comes', () => {
+    // Tailwind 4 as Vite's minifier leaves it: no statement, the blocks in order; `components` has nothing above the fold.
+    const tailwind = '@layer theme{:root{--brand:purple}}@layer base{h1{margin:0}}@layer components{.btn{color:var(--brand)}}@layer utilities{.bg-emerald{color:green}}'
+    expect(criticalOf(tailwind, ['h1', '.bg-emerald'])).toBe('@layer theme,base,components,utilities;@layer base{h1{margin:0}}@layer utilities{.bg-emerald{color:green}}')
+    // Sublayers by their full names; a statement the order covers is not repeated; `@layer a.b` declares `a` first.
+    expect(criticalOf('@layer reset,base;@layer base{@layer low,high;@layer high{h1{margin:0}}}@layer kit.buttons{.btn{color:red}}', ['h1'])).toBe(
+      '@layer reset,base,base.low,base.high,kit,kit.buttons;@layer base{@layer high{h1{margin:0}}}',
+    )
+    // A layer first named inside a condition joins the order only where it holds; an anonymous layer's own statement stays in it.
+    expect(criticalOf('@layer a{h1{margin:0}}@media (min-width:1px){@layer late{h1{color:red}}}@layer{@layer inner;h1{padding:0}}', ['h1'])).toBe('@layer a;@layer a{h1{margin:0}}@layer{@layer inner;h1{padding:0}}')
+    // No layers, no statement.
+    expect(criticalOf('h1{margin:0}.x{color:red}', ['h1'])).toBe('h1{margin:0}')
+  })
 })
