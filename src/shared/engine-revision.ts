@@ -7,5 +7,6 @@
  * 2: custom properties used from SVG presentation attributes (`fill="var(--icon)"`) are kept.
  * 3: the first screen is checked with only the critical CSS, and rules of elements it showed out
  *    of place (pushed out by their own rules, widening the document) are added.
+ * 4: a page with named cascade layers gets their whole order first (`@layer a,b,c;`).
  */
-export const ENGINE_REVISION = 3
+export const ENGINE_REVISION = 4
