@@ -12,7 +12,7 @@ import BeastiesExport from 'beasties'
 import { Parser } from 'htmlparser2'
 import { processDirectory } from '../../src/core/directory.ts'
 import { buildFileFinder, directoryOutput } from '../../src/core/build-server.ts'
-import { buildSheetTexts, wholeSheets } from '../../src/core/whole-sheets.ts'
+import { buildSheetTexts, lazySheetOf, wholeSheets } from '../../src/core/whole-sheets.ts'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
 import type { PreloadStrategy } from '../../src/html/strategies.ts'
 import { LOADER_FILE, LOADER_SCRIPT } from '../../src/html/loader.ts'
@@ -136,13 +136,15 @@ export async function writeVariants(site: BenchSite, critical: Map<string, strin
   // One instance per site, as a build runs it (it caches stylesheets between pages); its own defaults.
   const beasties = new Beasties({ path: site.dir, publicPath: '/', logLevel: 'silent' })
   const prepared: PreparedPage[] = []
-  const find = buildSheetTexts(buildFileFinder({ read: directoryOutput(site.dir) }, '/'))
+  const output = directoryOutput(site.dir)
+  const find = buildSheetTexts(buildFileFinder(output, '/'))
+  const lazy = lazySheetOf(output)
   for (const page of site.pages) {
     const original = readFileSync(join(site.dir, page), 'utf8')
     const css = critical.get(page) ?? null
     const stillBlocking: PreparedPage['stillBlocking'] = {}
     // What the plugin's run does (core/run.ts): the sheets whole where the critical CSS is nearly all of them.
-    const whole = css ? await wholeSheets(original, new URL(page, 'http://127.0.0.1/').href, css, find, () => false) : null
+    const whole = css ? await wholeSheets(original, new URL(page, 'http://127.0.0.1/').href, css, find, lazy, () => false) : null
     let inlinedWhole: string[] = []
     const html: Record<Variant, string> = {
       'no plugin': original,

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
-import { directoryOutput } from '../core/build-server.ts'
+import { directoryOutput, sheetsNamedByScripts, type BuildOutput } from '../core/build-server.ts'
 import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
@@ -29,6 +29,12 @@ function inMemoryFiles(files: readonly OutputFile[], outdir: string): Map<string
     if (!name.startsWith('../')) byName.set(name, file.contents)
   }
   return byName
+}
+
+/** esbuild's output held in memory (`write: false`). */
+function memoryOutput(memory: Map<string, Uint8Array>): BuildOutput {
+  const read = async (file: string): Promise<Uint8Array | null> => memory.get(file) ?? null
+  return { read, lazySheets: () => sheetsNamedByScripts([...memory.keys()], read) }
 }
 
 /** esbuild writes a page only as an entry point (the `copy` or `file` loader) or from a plugin named for HTML. */
@@ -91,7 +97,7 @@ export function setupEsbuild(build: PluginBuild, session: BuildSession): void {
         // esbuild's publicPath says where assets load from, not where pages are served.
         base: '/',
         root,
-        output: { read: memory ? async (file) => memory.get(file) ?? null : directoryOutput(outdir) },
+        output: memory ? memoryOutput(memory) : directoryOutput(outdir),
         logger: {
           info: (message) => {
             if (showInfo) process.stderr.write(`[${NAME}] ${message}\n`)

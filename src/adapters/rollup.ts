@@ -4,7 +4,7 @@
  * memory, before it is written and before writeBundle-time post-processing sees it.
  */
 import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
-import type { BuildOutput } from '../core/build-server.ts'
+import { sheetsNamedByScripts, type BuildOutput } from '../core/build-server.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
@@ -16,6 +16,29 @@ interface BundleEntry {
   fileName: string
   source?: string | Uint8Array
   code?: string
+  /** A chunk: loaded by a dynamic `import()`, and the chunks it imports statically. */
+  isDynamicEntry?: boolean
+  imports?: readonly string[]
+  /** Vite's: the stylesheets a chunk needs, which its preload helper links when the chunk is loaded lazily. */
+  viteMetadata?: { importedCss: ReadonlySet<string> }
+}
+
+/**
+ * The bundle's stylesheets a lazily loaded chunk needs: by Vite's metadata for every chunk a
+ * dynamic import reaches (the chunk and what it imports statically); else by name in the code.
+ */
+async function lazySheets(bundle: Record<string, BundleEntry>, read: BuildOutput['read']): Promise<Set<string>> {
+  const sheets = await sheetsNamedByScripts(Object.keys(bundle), read)
+  const reached = new Set<string>()
+  const reach = (file: string): void => {
+    const entry = bundle[file]
+    if (entry?.type !== 'chunk' || reached.has(file)) return
+    reached.add(file)
+    for (const sheet of entry.viteMetadata?.importedCss ?? []) sheets.add(sheet)
+    for (const imported of entry.imports ?? []) reach(imported)
+  }
+  for (const entry of Object.values(bundle)) if (entry.type === 'chunk' && entry.isDynamicEntry) reach(entry.fileName)
+  return sheets
 }
 
 interface Target {
@@ -49,12 +72,14 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
   for (const entry of Object.values(bundle)) {
     if (entry.type === 'asset' && entry.source !== undefined && isHtmlFile(entry.fileName)) html.set(entry.fileName, entry.source)
   }
+  // The bundle as it is now: the HTML before ours edits it, the CSS and chunks as they will be written.
+  const read = async (file: string): Promise<string | Uint8Array | null> => {
+    const entry = bundle[file]
+    return (entry?.type === 'chunk' ? entry.code : entry?.source) ?? null
+  }
   const output: BuildOutput = {
-    // The bundle as it is now: the HTML before ours edits it, the CSS and chunks as they will be written.
-    read: async (file) => {
-      const entry = bundle[file]
-      return (entry?.type === 'chunk' ? entry.code : entry?.source) ?? null
-    },
+    read,
+    lazySheets: () => lazySheets(bundle, read),
     staticDirs: target.staticDirs ?? [],
   }
   const { session, ...build } = target

@@ -38,6 +38,8 @@ interface CompilationLike {
   updateAsset(file: string, source: never): void
   emitAsset(file: string, source: never, info?: { minimized?: boolean; immutable?: boolean }): void
   getLogger(name: string): { info(...args: unknown[]): void }
+  /** webpack's and Rspack's chunks: each one's files, and whether a page may load it from its start. */
+  chunks: Iterable<{ files: Iterable<string>; canBeInitial(): boolean }>
   hooks: {
     processAssets: { tapPromise(options: { name: string; stage: number }, callback: () => Promise<void>): void }
   }
@@ -93,7 +95,11 @@ export function applyWebpackLike(compiler: CompilerLike, session: BuildSession):
             base: typeof publicPath === 'string' ? publicPath : '/',
             root: compiler.context,
             // Every asset as the compilation holds it now (the HTML before ours edits it).
-            output: { read: async (file) => compilation.getAsset(file)?.source.buffer() ?? null },
+            output: {
+              read: async (file) => compilation.getAsset(file)?.source.buffer() ?? null,
+              // An async chunk's CSS is linked by the runtime when the chunk loads; an initial chunk's never is (it counts as loaded).
+              lazySheets: async () => new Set([...compilation.chunks].filter((chunk) => !chunk.canBeInitial()).flatMap((chunk) => [...chunk.files].filter((file) => file.endsWith('.css')))),
+            },
             logger: {
               info: (message) => logger.info(message),
               warn: (message) => compilation.warnings.push(new WebpackError(message)),

@@ -3,10 +3,10 @@
  * that moment (HTML and CSS from the bundle, before anything is written), other assets
  * and the public dir from their sources, below the bundler's base path, on 127.0.0.1 only.
  */
-import { readFile, stat } from 'node:fs/promises'
+import { readdir, readFile, stat } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { resolve, sep } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 import { isHtmlFile, pageFiles, pagesPrefix, pathBelow } from './pages.ts'
 import { servedFromBuild } from './site-origin.ts'
 
@@ -14,6 +14,11 @@ import { servedFromBuild } from './site-origin.ts'
 export interface BuildOutput {
   /** A file of the output (relative, `/` separators) as the bundler holds it now; null when it has none. */
   read(file: string): Promise<string | Uint8Array | null>
+  /**
+   * The output's stylesheets (relative, `/` separators) its scripts may still ask for once a
+   * page runs: a lazily loaded chunk's, which its loader links when it finds no `<link>` for it.
+   */
+  lazySheets(): Promise<ReadonlySet<string>>
   /** Directories whose files are served as they are (Vite's public dir), after the bundle. */
   staticDirs?: readonly string[]
 }
@@ -162,7 +167,36 @@ export async function serveBuild(output: BuildOutput, base: string, site: URL | 
   }
 }
 
-/** A directory on disk as a build output (esbuild writing its outdir). */
-export function directoryOutput(dir: string): BuildOutput['read'] {
-  return (file) => fromDirs([dir], file)
+const SCRIPT_FILE = /\.m?js$/i
+const SHEET_FILE = /\.css$/i
+
+/**
+ * Of `files` (an output's, relative), the stylesheets a script among them names by file name:
+ * a bundler's code names what a chunk it loads later needs, whatever path it puts before it.
+ * A script that names one for another reason only keeps that sheet's link.
+ */
+export async function sheetsNamedByScripts(files: readonly string[], read: BuildOutput['read']): Promise<Set<string>> {
+  const sheets = files.filter((file) => SHEET_FILE.test(file))
+  const named = new Set<string>()
+  if (sheets.length === 0) return named
+  for (const script of files.filter((file) => SCRIPT_FILE.test(file))) {
+    const body = await read(script)
+    if (body === null) continue
+    const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8')
+    for (const sheet of sheets) if (!named.has(sheet) && text.includes(sheet.slice(sheet.lastIndexOf('/') + 1))) named.add(sheet)
+  }
+  return named
+}
+
+/** A directory on disk as a build output (a built folder, esbuild writing its outdir). */
+export function directoryOutput(dir: string): BuildOutput {
+  const read = (file: string): Promise<Buffer | null> => fromDirs([dir], file)
+  return {
+    read,
+    lazySheets: async () => {
+      const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+      const files = entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'))
+      return sheetsNamedByScripts(files, read)
+    },
+  }
 }

@@ -134,7 +134,7 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   const html = new Map<string, string | Uint8Array>()
   for (const file of files) html.set(file, decodedOrBytes(await readFile(join(folder, file))))
   const logger = context.logger ?? stderrLogger
-  const output = { read: directoryOutput(folder) }
+  const output = directoryOutput(folder)
   // Every page decoded once, for what its links say of where the site is and below which base.
   const pages = sitePages(html)
   const site = linkedSite(pages, resolved, logger)

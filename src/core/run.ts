@@ -26,7 +26,7 @@ import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, relativeAsset, type Page } from './pages.ts'
 import { relativeCss } from './portable-css.ts'
-import { buildSheetTexts, wholeSheets } from './whole-sheets.ts'
+import { buildSheetTexts, lazySheetOf, wholeSheets } from './whole-sheets.ts'
 import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
 export interface RunInput {
@@ -140,7 +140,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   const renderedBy: PageSource = remote ? 'service' : 'embedded'
   const strategy = STRATEGIES[options.preload]
   // The build's own files, for stylesheets worth inlining whole; `none` keeps every link as the author wrote it.
-  const sheets = input.output && strategy.defers ? buildSheetTexts(buildFileFinder(input.output, input.base)) : null
+  const sheets = input.output && strategy.defers ? { texts: buildSheetTexts(buildFileFinder(input.output, input.base)), lazy: lazySheetOf(input.output) } : null
   /** Inlines and reports a page's CSS; returns its new HTML, or null when it stays as it is. */
   const finish = async (page: PageWork, { css, network, firstScreen }: Rendered, source: PageReport['source'], ms: number): Promise<string | null> => {
     const { asset } = strategy
@@ -149,7 +149,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     const portable = (text: string): string => (relative ? relativeCss(text, page.url, mode.prefix) : text)
     // A stylesheet the render did not get is not in the CSS: first paint still needs its link.
     const keepBlocking = unreadSheet(network, page.url)
-    const whole = sheets && css.trim() !== '' ? await wholeSheets(page.html!, page.url, css, sheets, keepBlocking) : null
+    const whole = sheets && css.trim() !== '' ? await wholeSheets(page.html!, page.url, css, sheets.texts, sheets.lazy, keepBlocking) : null
     const result = inlineCriticalCss(page.html!, portable(css), {
       preload: options.preload,
       ...(asset ? { loaderSrc: relative ? relativeAsset(page.file, asset.file) : assetUrl(input.base, page.file, asset.file) } : {}),

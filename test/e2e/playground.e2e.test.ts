@@ -142,7 +142,7 @@ describe.each(['vite', 'webpack'] as const)('the %s playground built in embedded
   beforeAll(async () => {
     built = await build(bundler, PLAYGROUND_SITE, `browser-${bundler}`)
     const { directoryOutput } = await import('../../src/core/build-server.ts')
-    server = await serveBuild({ read: directoryOutput(built.dist) }, '/')
+    server = await serveBuild(directoryOutput(built.dist), '/')
   }, 120_000)
   afterAll(async () => {
     await server?.close()

@@ -19,24 +19,31 @@ const LOADS = 20
 const TOKEN = 'tok_loader_race_0123456789'
 /** What a render of the page would keep: both button rules, in the cascade's order. */
 const CRITICAL_CSS = '.button{color:blue;font:16px system-ui,sans-serif;padding:.5rem 1rem}.button{color:red}#app{min-height:40vh}'
+/** What a render keeps when every rule is above the fold: nearly all of both sheets, which a page with no lazy chunk would get whole (issue 35). */
+const ALL_CSS = '.button{color:blue;font:16px system-ui,sans-serif;padding:.5rem 1rem}.card{border:1px solid #ccc;padding:1rem}#app{min-height:40vh}.button{color:red}'
 
 let browser: Browser
 let fake: FakeService
+let fakeAll: FakeService
 let root: string
 let plain: UiChunkBuild
 let withPlugin: UiChunkBuild
+let nearlyAll: UiChunkBuild
 
 beforeAll(async () => {
   fake = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } }, behaviour: () => ({ css: CRITICAL_CSS, instant: true }) })
   root = await createUiChunkApp()
   plain = await buildUiChunkApp(root, 'plain', null)
   withPlugin = await buildUiChunkApp(root, 'plugin', { baseUrl: fake.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false })
+  fakeAll = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } }, behaviour: () => ({ css: ALL_CSS, instant: true }) })
+  nearlyAll = await buildUiChunkApp(root, 'nearly-all', { baseUrl: fakeAll.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false })
   browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   await browser?.close()
   await fake?.close()
+  await fakeAll?.close()
   if (root) await removeUiChunkApp(root)
 })
 
@@ -71,6 +78,15 @@ describe('a Vite app whose shared UI chunk’s CSS is linked and a dependency of
 
   it(`with the plugin: the same, in ${LOADS} of ${LOADS} loads`, async () => {
     const outcomes = await raceLoads(browser, withPlugin.files, { loads: LOADS, sheets: order() })
+    expect(failures(outcomes, { order: order(), color: APP_BUTTON_COLOR })).toEqual([])
+  }, 120_000)
+
+  it(`with critical CSS that is nearly all of the sheets: they stay linked, since the lazy chunk asks for the UI kit’s; the same, in ${LOADS} of ${LOADS} loads`, async () => {
+    // Inlined whole, the kit's sheet had no link: the chunk's preload helper appended one after the app's inlined sheet, and the kit's blue won.
+    const html = nearlyAll.files.get('index.html')!
+    for (const sheet of order()) expect(html).toContain(`href="${sheet}"`)
+    expect(html).toContain('<style data-critical-css>')
+    const outcomes = await raceLoads(browser, nearlyAll.files, { loads: LOADS, sheets: order() })
     expect(failures(outcomes, { order: order(), color: APP_BUTTON_COLOR })).toEqual([])
   }, 120_000)
 

@@ -4,7 +4,8 @@
  * (a small app's one sheet), the folder command puts the sheet inline whole where its link
  * was, and the page asks for no CSS at all; its `url()`s still find their files. A page whose
  * sheet is mostly below the fold, or whose link the page's own code looks for, keeps the critical
- * CSS and the deferred link.
+ * CSS and the deferred link. So does one the site's scripts name (issue 49): a lazily loaded
+ * chunk asks for it, and a link it adds then would come after the inlined sheets.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
@@ -41,7 +42,10 @@ function quiet(): BuildLogger & { infos: string[] } {
   return { infos, info: (message) => infos.push(message), warn: () => {} }
 }
 
-/** `app/index.html` links its one sheet relatively; `site.html` links the fixture site's sheet, mostly below the fold; `react.html` the app's sheet, marked as React marks it. */
+/**
+ * `app/index.html` links its one sheet relatively; `site.html` links the fixture site's sheet, mostly below the fold; `react.html` the app's sheet,
+ * marked as React marks it; `shop.html` a sheet as critical as the app's, which a chunk of the site's code names as a dependency it loads.
+ */
 async function folder(): Promise<{ root: string; dist: string }> {
   const root = await mkdtemp(join(tmpdir(), 'ucc-whole-'))
   temps.push(root)
@@ -54,6 +58,10 @@ async function folder(): Promise<{ root: string; dist: string }> {
     // React (Next.js's app router) hydrates against its own stylesheet links: this one must stay a link.
     'react.html': page('react', '<link rel="stylesheet" href="/css/app.css" data-precedence="next">\n'),
     'style.css': SITE_CSS,
+    'shop.html': page('shop', '<link rel="stylesheet" href="/assets/kit-4f2a.css">\n<script type="module" src="/assets/shop-9c1d.js"></script>\n'),
+    'assets/kit-4f2a.css': APP_CSS,
+    'assets/shop-9c1d.js': 'const deps = ["assets/kit-4f2a.css"]; export const load = () => import("./cart-77aa.js").then((m) => m.render(deps));\n',
+    'assets/cart-77aa.js': 'export function render() {}\n',
   }
   for (const [file, text] of Object.entries(files)) {
     await mkdir(dirname(join(dist, file)), { recursive: true })
@@ -84,6 +92,10 @@ describe('a stylesheet the critical CSS is nearly all of', () => {
     expect(byFile.get('react.html')).toMatchObject({ outcome: 'inlined', inlinedWhole: [] })
     expect(react).toContain('data-precedence="next"')
     expect(CRITICAL.exec(react)?.[1]).toContain('.hero{')
+    const shop = await readFile(join(dist, 'shop.html'), 'utf8')
+    expect(byFile.get('shop.html')).toMatchObject({ outcome: 'inlined', inlinedWhole: [] })
+    expect(shop).toContain('href="/assets/kit-4f2a.css"')
+    expect(CRITICAL.exec(shop)?.[1]).toContain('.hero{')
 
     // A second run over its own output finds nothing to defer and changes nothing, cache or not.
     for (const cache of [undefined, false] as const) {
