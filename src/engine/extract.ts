@@ -23,7 +23,7 @@ export interface SettledPage {
   sheets: ListedSheet[]
   /** What elements above the fold have: `t:tag`, `i:id`, `c:class`. */
   present: string[]
-  /** The page's `style` attributes and the SVG presentation attributes that use `var()`, joined: they may use custom properties, fonts and animations too. */
+  /** The page's `style` attributes, the SVG presentation attributes that use `var()` and the styles of shadow trees above the fold, joined: they may use custom properties, fonts and animations too. */
   inlineStyles: string
   /** In how many ms its `<meta http-equiv="refresh">` moves it to another URL; null without one. */
   refreshMs: number | null
@@ -144,6 +144,23 @@ export async function settle(input: SettleInput): Promise<SettledPage> {
   for (const element of Array.from(document.querySelectorAll('svg, svg *'))) {
     for (const attribute of Array.from(element.attributes)) if (attribute.name !== 'style' && attribute.value.includes('var(')) styled.push(attribute.value)
   }
+  // A shadow tree's own styles (a declarative shadow root's <style>, adopted sheets, style attributes) read the
+  // document's custom properties, fonts and animations: what a host above the fold shows needs them as its own rules do.
+  const shadowStyles = (root: ShadowRoot): void => {
+    for (const sheet of [...Array.from(root.styleSheets), ...root.adoptedStyleSheets]) {
+      try {
+        styled.push(Array.from(sheet.cssRules, (rule) => rule.cssText).join(''))
+      } catch {
+        // Another origin's sheet linked in the shadow tree: its rules are not readable.
+      }
+    }
+    for (const inner of Array.from(root.querySelectorAll('*'))) {
+      const style = inner.getAttribute('style')
+      if (style) styled.push(style)
+      if (inner.shadowRoot) shadowStyles(inner.shadowRoot)
+    }
+  }
+  for (const element of elements) if (element.shadowRoot && aboveFold(element)) shadowStyles(element.shadowRoot)
   const inlineStyles = styled.join(';').slice(0, MAX_INLINE_STYLES)
   const refresh = /^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?\S/i.exec(document.querySelector('meta[http-equiv="refresh" i]')?.getAttribute('content') ?? '')
   return { base: document.baseURI, sheets, present: [...present], inlineStyles, refreshMs: refresh ? Number(refresh[1]) * 1000 : null, parsed: document.readyState !== 'loading', over: null }

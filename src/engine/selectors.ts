@@ -1,7 +1,8 @@
 /**
- * What the page is asked about a rule: its selectors with user-action states and
- * pseudo-elements reduced to the element they style (`a.nav:hover::after` → `a.nav`), and
- * media queries reduced to what a viewport decides.
+ * What the page is asked about a rule: its selectors with user-action states, a custom
+ * element's `:defined` state and pseudo-elements reduced to the element they style
+ * (`a.nav:hover::after` → `a.nav`, `user-badge:not(:defined)` → `user-badge`), and media
+ * queries reduced to what a viewport decides.
  */
 import type { CssNodePlain, SelectorPlain } from 'css-tree'
 import { generatePlain } from '../shared/css-plain.ts'
@@ -66,6 +67,8 @@ function isReducible(node: CssNodePlain): boolean {
   if (node.type === 'PseudoElementSelector') return true
   if (node.type !== 'PseudoClassSelector') return false
   const name = node.name.toLowerCase()
+  // A custom element is undefined until its script runs, which may be after the first paint: the page is read after, so both states count.
+  if (name === 'defined' || (name === 'not' && generatePlain(node).toLowerCase() === ':not(:defined)')) return true
   return DYNAMIC_PSEUDO_CLASSES.has(name) || LEGACY_PSEUDO_ELEMENTS.has(name) || name.startsWith('-')
 }
 

@@ -43,6 +43,14 @@ p{margin:0}
 .edge{margin-top:40px;background:#12233d;color:#f4d35e}
 `
 
+/** What the components page's shadow trees read, and its badge's placeholder, beside rules nothing above the fold uses. */
+const COMPONENTS_CSS = `
+:root{--hero-bg:#4a148c;--hero-end:#f06292;--hero-ink:#fff;--badge-ink:#0a0;--unused-ink:#f00}
+user-badge:not(:defined){display:inline-block;width:90px;height:24px;background:#ccc;color:transparent}
+user-badge:defined{display:inline-block;padding:2px 6px;background:#eee}
+.never-used{color:var(--unused-ink)}
+`
+
 let site: StaticServer
 let engine: ChromiumEngine
 let unchecked: ChromiumEngine
@@ -57,10 +65,21 @@ const PAGES: Record<string, string> = {
   '/edge.html': page('<header>Head</header><p class="lead">Lead</p><p class="edge">Kept by hand</p>'),
   // A column's width set by a cell far below the fold: no rule of the first screen's own elements fixes it.
     '/table.html': page(`<header>Head</header><table><tr><td>first</td><td>row</td></tr>${'<tr><td>a</td><td>b</td></tr>'.repeat(60)}<tr><td class="late">late</td><td>row</td></tr></table>`),
+  // Issue 49: a hero in a declarative shadow root, painted by the document's custom properties; a custom element whose
+  // placeholder shows until its script defines it. The engine reads the page once the script ran.
+  '/components.html': page(
+    '<site-hero><template shadowrootmode="open"><style>:host{display:block;height:300px;background:linear-gradient(var(--hero-bg),var(--hero-end));color:var(--hero-ink)}h1{margin:0;padding:40px;font:700 40px/1 sans-serif}</style><h1><slot></slot></h1></template>Welcome</site-hero>' +
+      '<header>Head <user-badge>Ann</user-badge></header><script src="/badge.js"></script>',
+  ),
 }
 
+/** The custom element's definition, which the visitor's browser may run after the first paint. */
+const BADGE_JS = `customElements.define('user-badge', class extends HTMLElement {
+  connectedCallback() { this.attachShadow({ mode: 'open' }).innerHTML = '<b style="color:var(--badge-ink)">' + this.textContent + '</b>' }
+})`
+
 beforeAll(async () => {
-  site = await serveFiles({ ...PAGES, '/site.css': SITE_CSS, '/wide.svg': WIDE_IMAGE })
+  site = await serveFiles({ ...PAGES, '/site.css': SITE_CSS + COMPONENTS_CSS, '/wide.svg': WIDE_IMAGE, '/badge.js': BADGE_JS })
   engine = createChromiumEngine()
   unchecked = createChromiumEngine({ checkFirstScreen: false })
   browser = await launchChromium()
@@ -74,13 +93,17 @@ function render(target: ChromiumEngine, path: string, viewports: Viewport[], ten
   return target.generate({ url: `${site.origin}${path}`, viewports, signal: AbortSignal.timeout(60_000), deadline: Date.now() + 60_000, ...(tenant ? { tenant } : {}) })
 }
 
-/** The first viewport of `path` as a phone or a desktop shows it, with `html` served in its place; and how wide its document is. */
-async function firstScreen(path: string, html: string, viewport: Viewport): Promise<{ png: Buffer; width: number }> {
+/**
+ * The first viewport of `path` as a phone or a desktop shows it, with `html` served in its place; and how wide its document is.
+ * `scriptsLate`: the page's scripts have not come yet, as on a slow network.
+ */
+async function firstScreen(path: string, html: string, viewport: Viewport, scriptsLate = false): Promise<{ png: Buffer; width: number }> {
   const phone = viewport.width < 600
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: phone, hasTouch: phone })
   try {
     const tab = await context.newPage()
     await tab.route(`${site.origin}${path}`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }))
+    if (scriptsLate) await tab.route((url) => url.pathname.endsWith('.js'), (route) => route.abort())
     await tab.goto(`${site.origin}${path}`, { waitUntil: 'load' })
     const width = await tab.evaluate(() => document.documentElement.scrollWidth)
     return { png: await tab.screenshot({ type: 'png' }), width }
@@ -90,10 +113,10 @@ async function firstScreen(path: string, html: string, viewport: Viewport): Prom
 }
 
 /** Pixels of the first viewport that differ between the page and the page with only `css` in place of its stylesheet. */
-async function differingPixels(path: string, css: string, viewport: Viewport): Promise<{ pixels: number; widths: [number, number] }> {
+async function differingPixels(path: string, css: string, viewport: Viewport, scriptsLate = false): Promise<{ pixels: number; widths: [number, number] }> {
   const original = PAGES[path]!
-  const full = await firstScreen(path, original, viewport)
-  const critical = await firstScreen(path, original.replace(LINK, `<style>${css}</style>`), viewport)
+  const full = await firstScreen(path, original, viewport, scriptsLate)
+  const critical = await firstScreen(path, original.replace(LINK, `<style>${css}</style>`), viewport, scriptsLate)
   return { pixels: compareScreenshots(full.png, critical.png).differentPixels, widths: [full.width, critical.width] }
 }
 
@@ -133,6 +156,20 @@ describe('the first screen with only the critical CSS', () => {
     expect(difference!.share).toBeGreaterThan(0)
     expect(difference!.share).toBeLessThan(1)
     expect(difference!.elements[0]).toBe('table')
+  })
+
+  it('shadow trees and custom elements: the custom properties a declarative shadow root reads, and an undefined element’s placeholder, are kept; with its script late the screens are the same', async () => {
+    const result = await render(engine, '/components.html', [DESKTOP, PHONE])
+    expect(result.css).toContain('--hero-bg:#4a148c')
+    expect(result.css).toContain('--badge-ink:#0a0')
+    expect(result.css).not.toContain('--unused-ink')
+    expect(result.css).toContain('user-badge:not(:defined){')
+    expect(result.css).toContain('user-badge:defined{')
+    for (const viewport of [DESKTOP, PHONE]) {
+      expect((await differingPixels('/components.html', result.css, viewport, true)).pixels).toBe(0)
+      expect((await differingPixels('/components.html', result.css, viewport)).pixels).toBe(0)
+    }
+    expect(result.firstScreen).toEqual([])
   })
 
   it('the check leaves the page as it was: where it repairs nothing, the CSS of both viewports, and of a tenant’s next job on the same page, is the CSS without the check', async () => {

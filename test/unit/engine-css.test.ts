@@ -22,6 +22,9 @@ describe('reduceSelector', () => {
     ['a:not(:hover) .x:first-child', 'a:not(:hover) .x:first-child', ['c:x']],
     ['#top .Menu:before', '#top .Menu', ['c:Menu']],
     ['.sm\\:flex', '.sm\\:flex', []],
+    ['user-badge:not(:defined)', 'user-badge', ['t:user-badge']],
+    ['site-nav:defined .link', 'site-nav .link', ['c:link']],
+    ['.x:not(:hover)', '.x:not(:hover)', ['c:x']],
   ])('%s → %s', (input, text, subject) => {
     expect(reduceSelector(selector(input))).toEqual({ text, subject })
   })
