@@ -35,6 +35,7 @@ const DROPPED_RULES = new Set(['import', 'charset', 'page', 'viewport', '-ms-vie
 const VAR_REFERENCE = /var\(\s*(--[^,\s)]+)/g
 const IDENTIFIER = /-?[_a-zA-Z][-\w]*/g
 const QUOTES = /^["']|["']$/g
+const DARK_SCHEME = /prefers-color-scheme\s*:\s*dark/i
 /** The selector index of a selector that never applies at first paint. */
 const NEVER = -1
 
@@ -45,10 +46,13 @@ export class CriticalCss {
   readonly #mediaIndex = new Map<AtrulePlain, number>()
   /** The page's named cascade layers in the order they first appear: the order its full CSS gives them. */
   readonly #layers: string[]
+  /** Whether the page's CSS has rules for visitors who prefer a dark colour scheme: its first screen is read in both. */
+  readonly darkScheme: boolean
 
   constructor(sheet: StyleSheetPlain) {
     this.#sheet = sheet
     this.#layers = layerOrder(sheet.children, '', new Set())
+    let dark = false
     const selectorIndex = new Map<string, number>()
     const mediaIndex = new Map<string, number>()
     const index = (map: Map<string, number>, list: string[], key: string): number => {
@@ -75,13 +79,16 @@ export class CriticalCss {
           )
         } else if (node.type === 'Atrule' && node.block && GROUP_RULES.has(node.name.toLowerCase())) {
           if (node.name.toLowerCase() === 'media' && node.prelude) {
-            this.#mediaIndex.set(node, index(mediaIndex, this.questions.media, viewportMediaTest(generatePlain(node.prelude))))
+            const media = generatePlain(node.prelude)
+            dark ||= DARK_SCHEME.test(media)
+            this.#mediaIndex.set(node, index(mediaIndex, this.questions.media, viewportMediaTest(media)))
           }
           visit(node.block.children)
         }
       }
     }
     visit(sheet.children)
+    this.darkScheme = dark
   }
 
   /** The critical CSS for the union of the viewports answered, minified. */

@@ -16,7 +16,7 @@ import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
 import { probe, type ProbeOutput } from './extract.ts'
 import { compareFirstScreen } from './first-screen.ts'
 import { MAX_COMPARED_ELEMENTS, MAX_PAGE_CSS_BYTES, PARSED_CSS_CACHE_BYTES } from './limits.ts'
-import { MOVED_WHILE_MEASURED, inPage, isNavigationRace, loadPage, resizePage, type LoadedView } from './load.ts'
+import { MOVED_WHILE_MEASURED, inPage, isNavigationRace, loadPage, readAgain, resizePage, type LoadedView } from './load.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
 import { cssOverBound } from './received-bytes.ts'
@@ -153,12 +153,22 @@ export class Jobs {
         }
       }
       const parsed = critical.critical
-      answers.push(await timed('engine: ask', () => ask(here, parsed.questions), input.url))
-      checked = null
-      if (this.#options.checkFirstScreen) {
-        const kept = [...critical.unread, ...unreadable, ...here.network.failedSheets]
-        checked = await timed('engine: first-screen check', () => checkFirstScreen(here, viewport, parsed, answers, kept, attempt), input.url)
-        if (checked.difference) firstScreen.push(checked.difference)
+      const kept = [...critical.unread, ...unreadable, ...here.network.failedSheets]
+      // A visitor who prefers dark may arrive at another first screen (a shorter hero, a banner only it shows): read in both.
+      for (const scheme of parsed.darkScheme ? (['light', 'dark'] as const) : (['light'] as const)) {
+        if (scheme === 'dark') await here.page.emulateMedia({ colorScheme: 'dark' })
+        try {
+          const read = scheme === 'light' ? here : { ...here, listed: await timed('engine: read dark', () => readAgain(here, remaining, this.#options.fontsTimeoutMs), input.url) }
+          answers.push(await timed('engine: ask', () => ask(read, parsed.questions), input.url))
+          checked = null
+          if (this.#options.checkFirstScreen) {
+            checked = await timed('engine: first-screen check', () => checkFirstScreen(read, viewport, parsed, answers, kept, attempt), input.url)
+            if (checked.difference) firstScreen.push(checked.difference)
+          }
+        } finally {
+          // The page goes on at the next viewport, or to the tenant's next job, as a context opens it.
+          if (scheme === 'dark') await here.page.emulateMedia({ colorScheme: 'light' }).catch(() => {})
+        }
       }
     }
     // The last viewport's check already made the CSS of every answer.

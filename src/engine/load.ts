@@ -215,6 +215,12 @@ export async function resizePage({ page, network }: LoadedView, viewport: Viewpo
   return await readPage(page, fontsMs)
 }
 
+/** The page read again where it is, after something other than its size changed what it shows (a colour scheme). */
+export async function readAgain({ page, network }: LoadedView, remaining: () => number, fontsTimeoutMs: number): Promise<SettledPage> {
+  const fontsMs = await ownFontsIn(page, network, Math.min(fontsTimeoutMs, remaining()))
+  return await readPage(page, fontsMs)
+}
+
 /** The page read once it has what shapes its first screen; a page past a bound of the read fails, naming it. */
 async function readPage(page: Page, fontsMs: number): Promise<SettledPage> {
   const listed = await inPage(page, settle, { fontsMs, stopWorkersKey: STOP_WORKERS_KEY, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxCssChars: MAX_PAGE_CSS_BYTES, maxTokens: MAX_PRESENT_TOKENS, maxTokenChars: MAX_PRESENT_CHARS })

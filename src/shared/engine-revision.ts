@@ -8,6 +8,7 @@
  * 3: the first screen is checked with only the critical CSS, and rules of elements it showed out
  *    of place (pushed out by their own rules, widening the document) are added.
  * 4: a page with named cascade layers gets their whole order first (`@layer a,b,c;`); custom properties
- *    shadow trees above the fold read are kept, and so are a custom element's `:defined` rules.
+ *    shadow trees above the fold read are kept, and so are a custom element's `:defined` rules; a page with
+ *    dark-scheme rules is read in both colour schemes.
  */
 export const ENGINE_REVISION = 4

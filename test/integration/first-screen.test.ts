@@ -18,9 +18,11 @@ vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 })
 
 const DESKTOP = { width: 1300, height: 900 }
 const PHONE = { width: 412, height: 915 }
-const LINK = '<link rel="stylesheet" href="/site.css">'
+/** A page's one stylesheet link, which the critical CSS takes the place of. */
+const LINK = /<link rel="stylesheet" href="[^"]+">/
 
-const page = (body: string): string => `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>t</title>${LINK}</head><body>${body}</body></html>`
+const page = (body: string, sheet = '/site.css'): string =>
+  `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>t</title><link rel="stylesheet" href="${sheet}"></head><body>${body}</body></html>`
 
 /** An image 650 px wide by nature: the photos below the fold. */
 const WIDE_IMAGE = '<svg xmlns="http://www.w3.org/2000/svg" width="650" height="400"><rect width="650" height="400" fill="#888"/></svg>'
@@ -44,6 +46,18 @@ p{margin:0}
 `
 
 /** What the components page's shadow trees read, and its badge's placeholder, beside rules nothing above the fold uses. */
+const DARK_CSS = `
+.moon{display:none}
+.tall{height:100vh;background:#e3f2fd}
+.features{padding:30px;background:#0d47a1;color:#fff}
+@media (prefers-color-scheme: dark){
+  body{background:#111;color:#eee}
+  header{background:#000}
+  .moon{display:inline-block;padding:0 8px;background:#ffeb3b;color:#000}
+  .tall{height:200px;background:#263238}
+}
+`
+
 const COMPONENTS_CSS = `
 :root{--hero-bg:#4a148c;--hero-end:#f06292;--hero-ink:#fff;--badge-ink:#0a0;--unused-ink:#f00}
 user-badge:not(:defined){display:inline-block;width:90px;height:24px;background:#ccc;color:transparent}
@@ -71,6 +85,9 @@ const PAGES: Record<string, string> = {
     '<site-hero><template shadowrootmode="open"><style>:host{display:block;height:300px;background:linear-gradient(var(--hero-bg),var(--hero-end));color:var(--hero-ink)}h1{margin:0;padding:40px;font:700 40px/1 sans-serif}</style><h1><slot></slot></h1></template>Welcome</site-hero>' +
       '<header>Head <user-badge>Ann</user-badge></header><script src="/badge.js"></script>',
   ),
+  // Issue 49: dark mode by media query, with an element only the dark theme shows, and a hero the dark theme makes short:
+  // the section after it is in a dark first screen only.
+  '/dark.html': page('<header>Head <span class="moon">Dark</span></header><section class="tall">Hero</section><section class="features">Features</section>', '/dark.css'),
 }
 
 /** The custom element's definition, which the visitor's browser may run after the first paint. */
@@ -79,7 +96,7 @@ const BADGE_JS = `customElements.define('user-badge', class extends HTMLElement 
 })`
 
 beforeAll(async () => {
-  site = await serveFiles({ ...PAGES, '/site.css': SITE_CSS + COMPONENTS_CSS, '/wide.svg': WIDE_IMAGE, '/badge.js': BADGE_JS })
+  site = await serveFiles({ ...PAGES, '/site.css': SITE_CSS + COMPONENTS_CSS, '/dark.css': SITE_CSS + DARK_CSS, '/wide.svg': WIDE_IMAGE, '/badge.js': BADGE_JS })
   engine = createChromiumEngine()
   unchecked = createChromiumEngine({ checkFirstScreen: false })
   browser = await launchChromium()
@@ -97,9 +114,9 @@ function render(target: ChromiumEngine, path: string, viewports: Viewport[], ten
  * The first viewport of `path` as a phone or a desktop shows it, with `html` served in its place; and how wide its document is.
  * `scriptsLate`: the page's scripts have not come yet, as on a slow network.
  */
-async function firstScreen(path: string, html: string, viewport: Viewport, scriptsLate = false): Promise<{ png: Buffer; width: number }> {
+async function firstScreen(path: string, html: string, viewport: Viewport, scriptsLate = false, colorScheme: 'light' | 'dark' = 'light'): Promise<{ png: Buffer; width: number }> {
   const phone = viewport.width < 600
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: phone, hasTouch: phone })
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: phone, hasTouch: phone, colorScheme })
   try {
     const tab = await context.newPage()
     await tab.route(`${site.origin}${path}`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }))
@@ -113,10 +130,10 @@ async function firstScreen(path: string, html: string, viewport: Viewport, scrip
 }
 
 /** Pixels of the first viewport that differ between the page and the page with only `css` in place of its stylesheet. */
-async function differingPixels(path: string, css: string, viewport: Viewport, scriptsLate = false): Promise<{ pixels: number; widths: [number, number] }> {
+async function differingPixels(path: string, css: string, viewport: Viewport, scriptsLate = false, colorScheme: 'light' | 'dark' = 'light'): Promise<{ pixels: number; widths: [number, number] }> {
   const original = PAGES[path]!
-  const full = await firstScreen(path, original, viewport, scriptsLate)
-  const critical = await firstScreen(path, original.replace(LINK, `<style>${css}</style>`), viewport, scriptsLate)
+  const full = await firstScreen(path, original, viewport, scriptsLate, colorScheme)
+  const critical = await firstScreen(path, original.replace(LINK, `<style>${css}</style>`), viewport, scriptsLate, colorScheme)
   return { pixels: compareScreenshots(full.png, critical.png).differentPixels, widths: [full.width, critical.width] }
 }
 
@@ -168,6 +185,14 @@ describe('the first screen with only the critical CSS', () => {
     for (const viewport of [DESKTOP, PHONE]) {
       expect((await differingPixels('/components.html', result.css, viewport, true)).pixels).toBe(0)
       expect((await differingPixels('/components.html', result.css, viewport)).pixels).toBe(0)
+    }
+    expect(result.firstScreen).toEqual([])
+  })
+
+  it('a page with dark rules by media query: a visitor who prefers dark sees the same first screen with only the critical CSS, and so does one who prefers light', async () => {
+    const result = await render(engine, '/dark.html', [DESKTOP, PHONE])
+    for (const viewport of [DESKTOP, PHONE]) {
+      for (const scheme of ['light', 'dark'] as const) expect({ scheme, ...(await differingPixels('/dark.html', result.css, viewport, false, scheme)) }).toMatchObject({ scheme, pixels: 0 })
     }
     expect(result.firstScreen).toEqual([])
   })
