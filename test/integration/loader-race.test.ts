@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../fixtures/browser.ts'
 import { startFakeService, type FakeService } from '../fixtures/fake-service.ts'
 import { failures, raceLoads } from '../fixtures/race-loads.ts'
-import { APP_BUTTON_COLOR, buildUiChunkApp, createUiChunkApp, removeUiChunkApp, type UiChunkBuild } from '../fixtures/ui-chunk-app.ts'
+import { APP_BUTTON_COLOR, buildUiChunkApp, buildUiChunkAppWebpack, createUiChunkApp, removeUiChunkApp, type UiChunkBuild } from '../fixtures/ui-chunk-app.ts'
 
 const LOADS = 20
 const TOKEN = 'tok_loader_race_0123456789'
@@ -29,6 +29,9 @@ let root: string
 let plain: UiChunkBuild
 let withPlugin: UiChunkBuild
 let nearlyAll: UiChunkBuild
+let webpackPlain: UiChunkBuild
+let webpackPlugin: UiChunkBuild
+let webpackNearlyAll: UiChunkBuild
 
 beforeAll(async () => {
   fake = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } }, behaviour: () => ({ css: CRITICAL_CSS, instant: true }) })
@@ -37,6 +40,9 @@ beforeAll(async () => {
   withPlugin = await buildUiChunkApp(root, 'plugin', { baseUrl: fake.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false })
   fakeAll = await startFakeService({ tokens: { [TOKEN]: { plan: 'ent' } }, behaviour: () => ({ css: ALL_CSS, instant: true }) })
   nearlyAll = await buildUiChunkApp(root, 'nearly-all', { baseUrl: fakeAll.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false })
+  webpackPlain = await buildUiChunkAppWebpack(root, 'webpack-plain', null)
+  webpackPlugin = await buildUiChunkAppWebpack(root, 'webpack-plugin', { baseUrl: fake.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false })
+  webpackNearlyAll = await buildUiChunkAppWebpack(root, 'webpack-nearly-all', { baseUrl: fakeAll.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false })
   browser = await launchChromium()
 }, 60_000)
 
@@ -107,3 +113,30 @@ function startedInline(html: string): string {
   if (!entry) throw new Error('no entry script in the page')
   return html.replace(entry[0], '').replace('</body>', `<script>import(${JSON.stringify(entry[1])})</script>\n</body>`)
 }
+
+describe('the same app built by webpack with mini-css-extract-plugin: the UI kit a chunk of its own, linked, and imported again by an async chunk', () => {
+  /** The stylesheets as the plain build links them: the UI kit's chunk, then the entry's. */
+  const order = (): string[] => {
+    const css = [...webpackPlain.files.keys()].filter((file) => file.endsWith('.css'))
+    return [css.find((file) => file.startsWith('assets/ui.'))!, css.find((file) => file.startsWith('assets/main.'))!].map((file) => `/${file}`)
+  }
+
+  it('as built: links the UI CSS before the app CSS', () => {
+    const [ui, app] = order() as [string, string]
+    const html = webpackPlain.files.get('index.html')!
+    expect(html.indexOf(ui)).toBeGreaterThan(0)
+    expect(html.indexOf(ui)).toBeLessThan(html.indexOf(app))
+  })
+
+  it.each([
+    ['as built', () => webpackPlain],
+    ['with the plugin', () => webpackPlugin],
+    ['with critical CSS that is nearly all of the sheets', () => webpackNearlyAll],
+  ])(`%s: each stylesheet asked for at most once, the app's colour, in ${LOADS} of ${LOADS} loads`, async (_how, build) => {
+    const files = build().files
+    // Inlined whole (webpack's runtime counts an initial chunk's CSS as loaded and never asks for it), a sheet is asked for by no load.
+    const inline = order().filter((sheet) => !files.get('index.html')!.includes(sheet))
+    const outcomes = await raceLoads(browser, files, { loads: LOADS, sheets: order().filter((sheet) => !inline.includes(sheet)) })
+    expect(failures(outcomes, { order: order().filter((sheet) => !inline.includes(sheet)), color: APP_BUTTON_COLOR })).toEqual([])
+  }, 120_000)
+})
