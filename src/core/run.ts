@@ -26,7 +26,7 @@ import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, relativeAsset, type Page } from './pages.ts'
 import { relativeCss } from './portable-css.ts'
-import { buildSheetTexts, lazySheetOf, wholeSheets } from './whole-sheets.ts'
+import { buildSheetTexts, lazyLinks, lazySheetOf, wholeSheets } from './whole-sheets.ts'
 import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
 export interface RunInput {
@@ -150,12 +150,15 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     // A stylesheet the render did not get is not in the CSS: first paint still needs its link.
     const keepBlocking = unreadSheet(network, page.url)
     const whole = sheets && css.trim() !== '' ? await wholeSheets(page.html!, page.url, css, sheets.texts, sheets.lazy, keepBlocking) : null
+    // A strategy that makes a link something else for a while must know which ones the page's code looks up.
+    const lookedUp = sheets && strategy.hidesLinks ? await lazyLinks(page.html!, page.url, sheets.texts, sheets.lazy) : null
     const result = inlineCriticalCss(page.html!, portable(css), {
       preload: options.preload,
       ...(asset ? { loaderSrc: relative ? relativeAsset(page.file, asset.file) : assetUrl(input.base, page.file, asset.file) } : {}),
       ...(options.nonce ? { nonce: options.nonce } : {}),
       keepBlocking,
       ...(whole ? { wholeSheet: (href: string) => (whole.has(href) ? portable(whole.get(href)!) : null) } : {}),
+      ...(lookedUp ? { lookedUp: (href: string) => lookedUp.has(href) } : {}),
     })
     if (result.changed && input.stage) await input.stage(page.file, result.html).catch((error: unknown) => Promise.reject(new OutputWriteError(page.file, error)))
     else if (result.changed) updated.set(page.file, result.html)

@@ -70,6 +70,18 @@ export function lazySheetOf(output: BuildOutput): LazySheet {
   return async (file) => (await (lazy ??= output.lazySheets())).has(file)
 }
 
+/** The `href`s, as written, of the build's stylesheets `html` links that the page's code may ask for once it runs. */
+export async function lazyLinks(html: string, pageUrl: string, sheets: BuildSheetTexts, lazy: LazySheet): Promise<Set<string>> {
+  const page = new URL(pageUrl)
+  const hrefs = new Set<string>()
+  for (const { href } of blockingStylesheets(html)) {
+    const url = URL.canParse(href, page) ? new URL(href, page) : null
+    const sheet = url !== null && url.origin === page.origin ? await sheets(url) : null
+    if (sheet !== null && (await lazy(sheet.file))) hrefs.add(href)
+  }
+  return hrefs
+}
+
 /**
  * The text of each stylesheet `html` would defer, by its `href` as written, ready to stand
  * inline in the page at `pageUrl` (URLs as root paths), when the critical `css` is at least

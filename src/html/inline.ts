@@ -32,6 +32,12 @@ export interface InlineOptions {
    * is inlined whole, nothing is deferred and `css` is not inserted: the sheets hold it.
    */
   wholeSheet?: (href: string) => string | null
+  /**
+   * Stylesheets the page's code looks up by `href` once it runs (a lazily loaded chunk's
+   * loader, which adds a link when it finds none), by their `href` as written: a strategy
+   * that would make them something else for a while (`swap`) defers them by their media.
+   */
+  lookedUp?: (href: string) => boolean
 }
 
 /** One edit of the input: `input.slice(start, end)` became `text`. */
@@ -90,6 +96,7 @@ interface CheckedInput {
   loaderSrc: string | undefined
   keepBlocking: (href: string) => boolean
   wholeSheet: (href: string) => string | null
+  lookedUp: (href: string) => boolean
 }
 
 function checkInput(html: unknown, css: unknown, options: InlineOptions): CheckedInput {
@@ -113,7 +120,8 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): Checke
   }
   if (options.keepBlocking !== undefined && typeof options.keepBlocking !== 'function') throw new TypeError('The `keepBlocking` option must be a function of a stylesheet link’s href.')
   if (options.wholeSheet !== undefined && typeof options.wholeSheet !== 'function') throw new TypeError('The `wholeSheet` option must be a function of a stylesheet link’s href.')
-  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false), wholeSheet: options.wholeSheet ?? (() => null) }
+  if (options.lookedUp !== undefined && typeof options.lookedUp !== 'function') throw new TypeError('The `lookedUp` option must be a function of a stylesheet link’s href.')
+  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false), wholeSheet: options.wholeSheet ?? (() => null), lookedUp: options.lookedUp ?? (() => false) }
 }
 
 /** A stylesheet inline whole where its link was: the link's media (and nonce) kept, so it applies as the link did. */
@@ -138,7 +146,7 @@ function assetPlace(rewritten: SourceTag[], blocking: BlockingLinks): SourceTag 
  * css changes nothing.
  */
 export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
-  const { strategy, nonce, loaderSrc, keepBlocking, wholeSheet } = checkInput(html, css, options)
+  const { strategy, nonce, loaderSrc, keepBlocking, wholeSheet, lookedUp } = checkInput(html, css, options)
   if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], inlinedWhole: [], stillBlocking: [], edits: [] }
 
   const rules = STRATEGIES[strategy]
@@ -179,7 +187,7 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   const withAsset = assetPlace(rewritten, blocking)
   let atBodyEnd = ''
   for (const link of rewritten) {
-    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset })
+    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset, lookedUp: lookedUp(asciiTrim(href(link))) })
     edits.push({ start: link.start, end: link.end, text: edit.inPlace })
     atBodyEnd += edit.atBodyEnd
   }

@@ -57,6 +57,12 @@ export interface Strategy {
   /** The file the pages need beside them (the loader script); null for none. */
   readonly asset: StrategyAsset | null
   /**
+   * Whether a link it defers stops being a `rel="stylesheet"` link in its place for a while
+   * (`swap`): code that looks its sheet up by `href` then (a lazily loaded chunk's loader)
+   * finds none and adds another. Such links (`lookedUp`) are deferred by their media instead.
+   */
+  readonly hidesLinks: boolean
+  /**
    * Whether it puts anything at the end of the body for this head (asked where the body
    * begins): otherwise the scan reads the body only for its links, since reading the body is
    * most of the work.
@@ -66,9 +72,10 @@ export interface Strategy {
   rewritable(outline: HtmlOutline, blocking: BlockingLinks): SourceTag[]
   /**
    * What a link becomes (`nonce` for CSP nonces, `loaderSrc` where the asset is served,
-   * `withAsset`: the asset's script goes after this link).
+   * `withAsset`: the asset's script goes after this link, `lookedUp`: the page's code looks
+   * this link up by its `href`).
    */
-  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; withAsset: boolean }): LinkEdit
+  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; withAsset: boolean; lookedUp: boolean }): LinkEdit
 }
 
 /**
@@ -186,10 +193,18 @@ function fetchPriority(tag: SourceTag, value: 'high' | 'low'): string[] {
 }
 const bodyUntouched = (): boolean => false
 
+/** `media`'s link: a stylesheet in its place, held at `media="print"` until it has loaded. */
+function heldByMedia(html: string, tag: SourceTag): LinkEdit {
+  const media = asciiTrim(attribute(tag, 'media')?.value ?? '') || 'all'
+  const link = rebuildLink(html, tag, { media: 'media="print"' }, [...fetchPriority(tag, 'high'), `onload="${escapeAttribute(`this.media='${jsString(media)}'`)}"`])
+  return { inPlace: `${link}${noscriptFallback(html, tag)}`, atBodyEnd: '' }
+}
+
 export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
   loader: {
     defers: true,
     asset: { file: LOADER_FILE, text: LOADER_SCRIPT },
+    hidesLinks: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
     rewrite(html, tag, { nonce, loaderSrc, withAsset }) {
@@ -204,6 +219,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
   body: {
     defers: true,
     asset: null,
+    hidesLinks: false,
     needsBodyEnd: (head) => head.headLinks.some((link) => blocksRender(link) && convertible(link)),
     rewritable: movableLinks,
     rewrite(html, tag, { nonce }) {
@@ -217,20 +233,19 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
   media: {
     defers: true,
     asset: null,
+    hidesLinks: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
-    rewrite(html, tag) {
-      const media = asciiTrim(attribute(tag, 'media')?.value ?? '') || 'all'
-      const link = rebuildLink(html, tag, { media: 'media="print"' }, [...fetchPriority(tag, 'high'), `onload="${escapeAttribute(`this.media='${jsString(media)}'`)}"`])
-      return { inPlace: `${link}${noscriptFallback(html, tag)}`, atBodyEnd: '' }
-    },
+    rewrite: heldByMedia,
   },
   swap: {
     defers: true,
     asset: null,
+    hidesLinks: true,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
-    rewrite(html, tag) {
+    rewrite(html, tag, context) {
+      if (context.lookedUp) return heldByMedia(html, tag)
       const link = rebuildLink(html, tag, AS_PRELOAD, [...fetchPriority(tag, 'low'), `onload="this.rel='stylesheet'"`])
       return { inPlace: `${link}${noscriptFallback(html, tag)}`, atBodyEnd: '' }
     },
@@ -238,6 +253,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
   none: {
     defers: false,
     asset: null,
+    hidesLinks: false,
     needsBodyEnd: bodyUntouched,
     rewritable: () => [],
     rewrite: (html, tag) => ({ inPlace: html.slice(tag.start, tag.end), atBodyEnd: '' }),

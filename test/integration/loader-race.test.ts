@@ -96,6 +96,13 @@ describe('a Vite app whose shared UI chunk’s CSS is linked and a dependency of
     expect(failures(outcomes, { order: order(), color: APP_BUTTON_COLOR })).toEqual([])
   }, 120_000)
 
+  it.each(['body', 'media', 'swap', 'none'] as const)(`with the plugin and preload: '%s': the same, in ${LOADS} of ${LOADS} loads`, async (preload) => {
+    const built = await buildUiChunkApp(root, `plugin-${preload}`, { baseUrl: fake.url, token: TOKEN, siteUrl: 'https://shop.example', cache: false, report: false, preload })
+    expect(built.files.get('index.html')).toContain('<style data-critical-css>')
+    const outcomes = await raceLoads(browser, built.files, { loads: LOADS, sheets: order() })
+    expect(failures(outcomes, { order: order(), color: APP_BUTTON_COLOR })).toEqual([])
+  }, 120_000)
+
   it(`with the plugin, the app started from an inline script in the body as SvelteKit starts it: the same, in ${LOADS / 2} of ${LOADS / 2} loads`, async () => {
     const files = new Map(withPlugin.files).set('index.html', startedInline(withPlugin.files.get('index.html')!))
     const outcomes = await raceLoads(browser, files, { loads: LOADS / 2, sheets: order() })

@@ -141,6 +141,12 @@ describe('strategies', () => {
       expected: `<head>\n  ${STYLE}<link rel="preload" as="style" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0" fetchpriority="low" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/a.css" crossorigin integrity="sha384-abc" nonce="n0"></noscript>\n</head>\n<body>\n  <p>x</p>\n</body>`,
     },
     {
+      name: 'swap: a link the page’s code looks up by href stays a stylesheet, held by its media (a lazy chunk’s loader would add a second one)',
+      html: '<head><link rel="stylesheet" href="/kit.css"><link rel="stylesheet" href="/app.css"></head>',
+      options: { preload: 'swap', lookedUp: (href: string) => href === '/kit.css' },
+      expected: `<head>${STYLE}<link rel="stylesheet" href="/kit.css" media="print" fetchpriority="high" onload="this.media='all'"><noscript><link rel="stylesheet" href="/kit.css"></noscript><link rel="preload" as="style" href="/app.css" fetchpriority="low" onload="this.rel='stylesheet'"><noscript><link rel="stylesheet" href="/app.css"></noscript></head>`,
+    },
+    {
       name: 'none: links untouched',
       html: PAGE,
       options: { preload: 'none' },
