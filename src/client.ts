@@ -28,4 +28,4 @@ export {
   WrongAddressError,
 } from './client/errors.ts'
 export { DEFAULT_VIEWPORTS, PLAN_MONTHLY_GENERATIONS, PLAN_REQUESTS_PER_MINUTE } from './contract/api-contract.ts'
-export type { Job, JobData, JobError, JobStatus, Plan, Usage, Viewport } from './contract/api-contract.ts'
+export type { Job, JobData, JobError, JobStatus, Plan, Selection, Usage, Viewport } from './contract/api-contract.ts'

@@ -33,6 +33,13 @@ Options:
   --nonce VALUE           CSP nonce for the inlined <style>
   --third-party POLICY    other hosts than the page's own: cut (default: went on
                           without once they held the page 1 s), wait, or block
+  --keep SELECTOR         rules always kept, as if above the fold (repeat the flag
+                          for more: selectors hold commas)
+  --drop SELECTOR         rules never kept (repeatable)
+  --state STATE           another state of <html> to render too, like
+                          '[data-theme=dark]' or .dark (repeatable, at most 4)
+  --no-font-faces         no @font-face in the critical CSS
+  --no-keyframes          no @keyframes in the critical CSS
   --strict                exit 1 when any page could not get critical CSS
   --report FILE           also write the report as JSON to FILE
   --concurrency N         most pages in flight at once
@@ -56,6 +63,11 @@ const FLAGS = {
   viewports: { type: 'string' },
   preload: { type: 'string' },
   nonce: { type: 'string' },
+  keep: { type: 'string', multiple: true },
+  drop: { type: 'string', multiple: true },
+  state: { type: 'string', multiple: true },
+  'no-font-faces': { type: 'boolean' },
+  'no-keyframes': { type: 'boolean' },
   'third-party': { type: 'string' },
   strict: { type: 'boolean' },
   report: { type: 'string' },
@@ -80,6 +92,11 @@ const FLAG_OF = {
   preload: '--preload',
   nonce: '--nonce',
   thirdParty: '--third-party',
+  keep: '--keep',
+  drop: '--drop',
+  states: '--state',
+  keepFontFaces: '--no-font-faces',
+  keepKeyframes: '--no-keyframes',
   strict: '--strict',
   report: '--report',
   concurrency: '--concurrency',
@@ -168,6 +185,11 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
     ...(values.preload !== undefined ? { preload: values.preload as PreloadStrategy } : {}),
     ...(values.nonce !== undefined ? { nonce: values.nonce } : {}),
     ...(values['third-party'] !== undefined ? { thirdParty: values['third-party'] as NonNullable<DirectoryOptions['thirdParty']> } : {}),
+    ...(values.keep ? { keep: values.keep } : {}),
+    ...(values.drop ? { drop: values.drop } : {}),
+    ...(values.state ? { states: values.state } : {}),
+    ...(values['no-font-faces'] ? { keepFontFaces: false } : {}),
+    ...(values['no-keyframes'] ? { keepKeyframes: false } : {}),
     ...(values.strict ? { strict: true } : {}),
     ...(values.report !== undefined ? { report: values.report } : {}),
     ...(values.concurrency !== undefined ? { concurrency: wholeNumber('concurrency', values.concurrency) } : {}),

@@ -13,6 +13,7 @@ import {
   checkPageUrl,
   checkViewports,
   checkThirdParty,
+  checkSelection,
 } from '../contract/api-contract.ts'
 import type { GenerateOptions, JobsQuery } from './types.ts'
 
@@ -79,6 +80,15 @@ export function checkGenerate(url: string, options: GenerateOptions, freshKey: (
   if (viewportProblem) throw new TypeError(`generate(): ${viewportProblem}.`)
   const thirdPartyProblem = checkThirdParty(options.thirdParty)
   if (thirdPartyProblem) throw new TypeError(`generate(): ${thirdPartyProblem.replace(/^third_party/, 'thirdParty')}.`)
+  const selection = (options.selection ?? {}) as Record<string, unknown>
+  if (options.selection !== undefined && (options.selection === null || typeof options.selection !== 'object' || Array.isArray(options.selection))) {
+    throw new TypeError('generate(): selection must be an object ({ keep, drop, states, fontFaces, keyframes }).')
+  }
+  const selectionProblem = checkSelection(
+    { keep: selection.keep, drop: selection.drop, states: selection.states, fontFaces: selection.fontFaces, keyframes: selection.keyframes },
+    { keep: 'selection.keep', drop: 'selection.drop', states: 'selection.states', fontFaces: 'selection.fontFaces', keyframes: 'selection.keyframes' },
+  )
+  if (selectionProblem) throw new TypeError(`generate(): ${selectionProblem}.`)
   const key = options.idempotencyKey ?? freshKey()
   if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new TypeError('generate(): idempotencyKey must be 1–255 printable ASCII characters.')
   return key

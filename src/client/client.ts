@@ -147,7 +147,7 @@ async function generate(parts: Parts, url: string, options: GenerateOptions): Pr
   const { value, retryAfterMs } = await parts.send<GenerateResult>({
     method: 'POST',
     path: API_PATHS.generate,
-    body: generateRequestToWire({ url, viewports: options.viewports, thirdParty: options.thirdParty }),
+    body: generateRequestToWire({ url, viewports: options.viewports, thirdParty: options.thirdParty, ...(options.selection ? { selection: options.selection } : {}) }),
     headers: { 'idempotency-key': key },
     expected: [200, 202],
     parse: (answer) => (answer.status === 200 ? parseJobData(answer.json) : parseJob(answer.json)),

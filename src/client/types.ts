@@ -4,7 +4,7 @@
  * one place.
  */
 import type { Dispatcher } from 'undici'
-import type { Job, JobData, JobStatus, ThirdPartyPolicy, Usage, Viewport } from '../contract/api-contract.ts'
+import type { Job, JobData, JobStatus, Selection, ThirdPartyPolicy, Usage, Viewport } from '../contract/api-contract.ts'
 import type { CriticalCssError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 import type { PaceLimit } from './rate-window.ts'
@@ -88,6 +88,12 @@ export interface GenerateOptions extends RequestOptions {
   viewports?: Viewport[]
   /** What the render does with other hosts than the page's own (`third_party`); a service that does not know it ignores it. Default: the service's (`cut`). */
   thirdParty?: ThirdPartyPolicy
+  /**
+   * What the render keeps or drops beyond what the first screen uses, and other states of
+   * `<html>` it reads too (`keep`, `drop`, `states`, `font_faces`, `keyframes`); only what
+   * differs from the default is sent, and a service that does not know them ignores them.
+   */
+  selection?: Selection
   /** Same key + token within 24 h returns the first job. Default: a fresh key per call, reused by its retries. */
   idempotencyKey?: string
   /**

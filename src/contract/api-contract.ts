@@ -51,6 +51,64 @@ export const THIRD_PARTY_POLICIES = ['cut', 'wait', 'block'] as const
 export type ThirdPartyPolicy = (typeof THIRD_PARTY_POLICIES)[number]
 export const DEFAULT_THIRD_PARTY: ThirdPartyPolicy = 'cut'
 
+/**
+ * Bounds of the user's say over the critical set (extensions of generate: `keep`, `drop`,
+ * `states`): the plugin's options, the client and the service all check these, so a build
+ * fails on what a service would refuse. 200 selectors of 300 characters are more than a
+ * 16 KiB body holds: the body's own bound is the one a request meets first in that case.
+ */
+export const SELECTION_LIMITS = { maxSelectors: 200, minSelectorChars: 1, maxSelectorChars: 300, maxStates: 4 } as const
+/**
+ * A state `<html>` may be in before first paint (`states`): an attribute, `[data-dark]`, with a
+ * value, bare `[data-theme=dark]` or quoted `[data-theme="dark"]`, or a class, `.dark`. Strict on
+ * purpose: the engine sets exactly this on the page's root, and nothing else is a state.
+ */
+export const STATE_PATTERN = /^(?:\[([a-zA-Z_][\w-]{0,60})(?:=(?:([\w-]{1,60})|"([^"\\\x00-\x1f]{0,60})"))?\]|\.([a-zA-Z_][\w-]{0,60}))$/
+/** What {@link STATE_PATTERN} allows, in words, for messages. */
+export const STATE_RULE = 'must be an attribute selector ([data-theme=dark], [data-theme="dark"], [data-dark]) or a class (.dark)'
+
+/** A state of `<html>` as the engine applies it: an attribute (a null value: present, empty) or a class. */
+export type HtmlState = { kind: 'attribute'; name: string; value: string | null } | { kind: 'class'; name: string }
+
+/** A state as {@link STATE_PATTERN} reads it, or null when it is not one. */
+export function parseState(state: string): HtmlState | null {
+  const match = STATE_PATTERN.exec(state)
+  if (!match) return null
+  const [, attribute, bare, quoted, className] = match
+  if (className !== undefined) return { kind: 'class', name: className }
+  return { kind: 'attribute', name: attribute!, value: bare ?? quoted ?? null }
+}
+
+/**
+ * The user's say over what a render keeps (issue 49), on the wire `keep`, `drop`, `states`,
+ * `font_faces` and `keyframes`. Every field absent is the render every service does by itself;
+ * {@link normalizeSelection} makes that `null`, so the plain request stays the contract's own.
+ */
+export interface Selection {
+  /** Selectors whose rules are kept as if their element were above the fold (media queries still apply). */
+  keep?: string[]
+  /** Selectors whose rules are never kept. */
+  drop?: string[]
+  /** Other states of `<html>` the page may be in at first paint ({@link STATE_PATTERN}); each is read too. */
+  states?: string[]
+  /** False: no `@font-face` in the CSS at all. Default true: those a kept rule uses. */
+  fontFaces?: boolean
+  /** False: no `@keyframes` in the CSS at all. Default true: those a kept rule uses. */
+  keyframes?: boolean
+}
+
+/** `selection` with defaults left out (empty lists, `true` switches), or null when nothing is left: one form for keys, wires and stores. */
+export function normalizeSelection(selection: Selection | null | undefined): Selection | null {
+  if (!selection) return null
+  const out: Selection = {}
+  if (selection.keep && selection.keep.length > 0) out.keep = [...selection.keep]
+  if (selection.drop && selection.drop.length > 0) out.drop = [...selection.drop]
+  if (selection.states && selection.states.length > 0) out.states = [...selection.states]
+  if (selection.fontFaces === false) out.fontFaces = false
+  if (selection.keyframes === false) out.keyframes = false
+  return Object.keys(out).length > 0 ? out : null
+}
+
 export interface Viewport {
   width: number
   height: number
@@ -145,6 +203,8 @@ export interface GenerateRequest {
   viewports?: Viewport[]
   /** What the render does with other hosts than the page's own; the service's default is {@link DEFAULT_THIRD_PARTY}. */
   thirdParty?: ThirdPartyPolicy
+  /** What the render keeps or drops beyond what the first screen uses, and the states of `<html>` it reads too. */
+  selection?: Selection
 }
 
 export interface JobsQuery {
@@ -451,6 +511,54 @@ export function checkThirdParty(thirdParty: unknown): string | null {
   return `third_party must be one of ${THIRD_PARTY_POLICIES.join(', ')}, got ${got}`
 }
 
+/** The selection's fields as the wire names them: checks speak of these, and the client renames them to its own. */
+export const SELECTION_WIRE_NAMES = { keep: 'keep', drop: 'drop', states: 'states', fontFaces: 'font_faces', keyframes: 'keyframes' } as const satisfies Record<keyof Selection, string>
+
+function described(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(truncate(value)) : value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
+}
+
+function checkSelectors(name: string, list: unknown): string | null {
+  if (list === undefined) return null
+  const { maxSelectors, minSelectorChars, maxSelectorChars } = SELECTION_LIMITS
+  if (!Array.isArray(list)) return `${name} must be an array of selectors, got ${described(list)}`
+  if (list.length > maxSelectors) return `${name} must have at most ${maxSelectors} entries, got ${list.length}`
+  for (const [index, entry] of list.entries()) {
+    if (typeof entry !== 'string') return `${name}[${index}] must be a string (a selector), got ${described(entry)}`
+    if (entry.length < minSelectorChars || entry.length > maxSelectorChars || entry.trim() === '') return `${name}[${index}] must be a selector of ${minSelectorChars}–${maxSelectorChars} characters, got ${entry.length}`
+  }
+  return null
+}
+
+function checkStates(name: string, list: unknown): string | null {
+  if (list === undefined) return null
+  if (!Array.isArray(list)) return `${name} must be an array of states, got ${described(list)}`
+  if (list.length > SELECTION_LIMITS.maxStates) return `${name} must have at most ${SELECTION_LIMITS.maxStates} entries, got ${list.length}`
+  for (const [index, entry] of list.entries()) {
+    if (typeof entry !== 'string' || !STATE_PATTERN.test(entry)) return `${name}[${index}] ${STATE_RULE}, got ${described(entry)}`
+  }
+  return null
+}
+
+function checkSwitch(name: string, value: unknown): string | null {
+  return value === undefined || typeof value === 'boolean' ? null : `${name} must be false (or true, the default), got ${described(value)}`
+}
+
+/**
+ * Why a selection cannot be sent to generate, or null when it can (absent fields are allowed).
+ * `fields` holds the values under the wire's names; `names` says them as the caller's surface
+ * does (the client's camelCase), so the message names what the user wrote.
+ */
+export function checkSelection(fields: Record<keyof Selection, unknown>, names: Record<keyof Selection, string> = SELECTION_WIRE_NAMES): string | null {
+  return (
+    checkSelectors(names.keep, fields.keep) ??
+    checkSelectors(names.drop, fields.drop) ??
+    checkStates(names.states, fields.states) ??
+    checkSwitch(names.fontFaces, fields.fontFaces) ??
+    checkSwitch(names.keyframes, fields.keyframes)
+  )
+}
+
 /** Parses a generate request body the way the service must; throws ContractViolation on a bad one. */
 export function parseGenerateRequest(input: unknown): GenerateRequest {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -463,11 +571,19 @@ export function parseGenerateRequest(input: unknown): GenerateRequest {
   if (viewportProblem) throw new ContractViolation('generate request', 'viewports', viewportProblem.replace(/^viewports /, ''))
   const thirdPartyProblem = checkThirdParty(body.third_party)
   if (thirdPartyProblem) throw new ContractViolation('generate request', 'third_party', thirdPartyProblem.replace(/^third_party /, ''))
+  const fields = { keep: body.keep, drop: body.drop, states: body.states, fontFaces: body.font_faces, keyframes: body.keyframes }
+  const selectionProblem = checkSelection(fields)
+  if (selectionProblem) {
+    const [, field = '', problem = selectionProblem] = /^(\S+) (.*)$/s.exec(selectionProblem) ?? []
+    throw new ContractViolation('generate request', field, problem)
+  }
   const request: GenerateRequest = { url: body.url as string }
   if (body.viewports !== undefined) {
     request.viewports = (body.viewports as Viewport[]).map(({ width, height }) => ({ width, height }))
   }
   if (body.third_party !== undefined) request.thirdParty = body.third_party as ThirdPartyPolicy
+  const selection = normalizeSelection(fields as Selection)
+  if (selection) request.selection = selection
   return request
 }
 
@@ -484,6 +600,11 @@ export interface GenerateRequestWire {
   url: string
   viewports?: Viewport[]
   third_party?: ThirdPartyPolicy
+  keep?: string[]
+  drop?: string[]
+  states?: string[]
+  font_faces?: false
+  keyframes?: false
 }
 
 /** The body of a generate: optional fields only when given, so a request without them is the contract's plain one. */
@@ -491,6 +612,13 @@ export function generateRequestToWire(request: GenerateRequest): GenerateRequest
   const wire: GenerateRequestWire = { url: request.url }
   if (request.viewports !== undefined) wire.viewports = request.viewports.map(({ width, height }) => ({ width, height }))
   if (request.thirdParty !== undefined) wire.third_party = request.thirdParty
+  // Only what differs from the default is sent: a request without a say is byte for byte the one before the extension.
+  const selection = normalizeSelection(request.selection)
+  if (selection?.keep) wire.keep = selection.keep
+  if (selection?.drop) wire.drop = selection.drop
+  if (selection?.states) wire.states = selection.states
+  if (selection?.fontFaces === false) wire.font_faces = false
+  if (selection?.keyframes === false) wire.keyframes = false
   return wire
 }
 

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
-import { firstScreenWire, type FirstScreenDifference, type JobNetwork, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
+import { firstScreenWire, normalizeSelection, type FirstScreenDifference, type JobNetwork, type Selection, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
 import { writeFileAtomic } from './files.ts'
 import { DEFAULT_CACHE_DIR, type ResolvedOptions } from './options.ts'
 
@@ -21,6 +21,8 @@ export interface CacheKeyParts {
   viewports: readonly Viewport[]
   /** What the render did with other hosts (null or absent: the service's default). */
   thirdParty?: ThirdPartyPolicy | null
+  /** The user's say over the critical set (`keep`, `drop`, `states`, …); null or absent: the defaults. */
+  selection?: Selection | null
   /**
    * What the result was made from, when the plugin knows it (embedded mode renders this
    * build): hashes of the page's HTML and of every stylesheet it links, so an unchanged
@@ -52,7 +54,10 @@ export function cacheKey(parts: CacheKeyParts): string {
   const viewports = parts.viewports.map((viewport) => [viewport.width, viewport.height])
   // The service's default policy keeps the key it had before the option existed.
   const policy = parts.thirdParty == null ? [] : [parts.thirdParty]
-  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports, parts.contents ?? [], ...policy])).digest('hex')
+  // Likewise a selection left at its defaults: only a build that has a say gets keys of its own (an object, never read as a policy).
+  const selection = normalizeSelection(parts.selection)
+  const say = selection === null ? [] : [{ selection }]
+  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports, parts.contents ?? [], ...policy, ...say])).digest('hex')
 }
 
 /** Where a build's cache lives (its results, and remote mode's job times); null with the cache off. */

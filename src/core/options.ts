@@ -8,7 +8,7 @@
 import { z } from 'zod'
 import type { RateLimitOption } from '../client/types.ts'
 import { describeBaseUrl } from '../client/errors.ts'
-import { DEFAULT_VIEWPORTS, THIRD_PARTY_POLICIES, TOKEN_PATTERN, VIEWPORT_LIMITS, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
+import { DEFAULT_VIEWPORTS, SELECTION_LIMITS, STATE_PATTERN, STATE_RULE, THIRD_PARTY_POLICIES, TOKEN_PATTERN, VIEWPORT_LIMITS, normalizeSelection, type Selection, type ThirdPartyPolicy, type Viewport } from '../contract/api-contract.ts'
 import { NONCE_PATTERN } from '../html/inline.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { didYouMean } from '../shared/did-you-mean.ts'
@@ -83,6 +83,44 @@ export interface Options {
    * service as `third_party`; a service that does not know it ignores it.
    */
   thirdParty?: ThirdPartyPolicy
+  /**
+   * Selectors whose rules are always in the critical CSS, as if their element were above the
+   * fold (their media queries still apply): states a script toggles after first paint, which
+   * no render sees. Compared with each selector of a rule as CSS writes it, spacing aside
+   * (`.menu.is-open` keeps `.menu.is-open{…}` and `.menu.is-open, .x{…}`'s first part, not
+   * `.menu .is-open`). Strings only: a RegExp is not supported. At most 200, each 1–300
+   * characters. Sent to a remote service as `keep`. Default: none.
+   * @example ['.menu.is-open', '.modal-backdrop']
+   */
+  keep?: string[]
+  /**
+   * Selectors whose rules are never in the critical CSS, even above the fold (compared as
+   * `keep`'s are). Strings only: a RegExp is not supported. At most 200, each 1–300
+   * characters. Sent to a remote service as `drop`. Default: none.
+   * @example ['.cookie-banner']
+   */
+  drop?: string[]
+  /**
+   * Other states of `<html>` a visitor may arrive in, set by a head script before first
+   * paint (a theme from localStorage): each is rendered too, and the rules its first screen
+   * uses are kept. An attribute selector (`'[data-theme=dark]'`, `'[data-theme="dark"]'`,
+   * `'[data-dark]'`) or a class (`'.dark'`); at most 4. Sent to a remote service as `states`.
+   * Default: none (only the state the page loads in).
+   * @example ['[data-theme=dark]']
+   */
+  states?: string[]
+  /**
+   * `false`: no `@font-face` at all in the critical CSS (the text paints in a fallback font
+   * until the full CSS comes). Default `true`: those a kept rule uses. Sent as `font_faces: false`.
+   * @example false
+   */
+  keepFontFaces?: boolean
+  /**
+   * `false`: no `@keyframes` at all in the critical CSS. Default `true`: those a kept rule
+   * animates with. Sent as `keyframes: false`.
+   * @example false
+   */
+  keepKeyframes?: boolean
   /** Nonce put on the inlined `<style>`, the links deferred or preloaded and the loader's `<script>`, for a CSP with nonces. Default: none. */
   nonce?: string
   /**
@@ -148,6 +186,8 @@ export interface ResolvedOptions {
   preload: PreloadStrategy
   /** Null: the service's default (`cut`), and nothing sent. */
   thirdParty: ThirdPartyPolicy | null
+  /** `keep`, `drop`, `states`, `keepFontFaces` and `keepKeyframes` together; null: all at their defaults, and nothing sent. */
+  selection: Selection | null
   nonce: string | null
   /** Null: the mode sizes it (the plan's pace in remote mode, the browser's workers in embedded mode). */
   concurrency: number | null
@@ -187,6 +227,17 @@ const httpUrl = z.string().refine(
 
 const positiveMs = z.number().int().positive().max(2 ** 31 - 1)
 const TOKEN_RULE = 'must be 16–256 printable ASCII characters without spaces'
+const { maxSelectors, minSelectorChars, maxSelectorChars, maxStates } = SELECTION_LIMITS
+const selectors = z
+  .array(
+    z
+      // Only the type's own message: the length has its own below.
+      .string({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a selector string (a RegExp is not supported)' : undefined) })
+      .min(minSelectorChars, `must be a selector of ${minSelectorChars}–${maxSelectorChars} characters`)
+      .max(maxSelectorChars, `must be a selector of ${minSelectorChars}–${maxSelectorChars} characters`)
+      .refine((value) => value.trim() !== '', 'must be a selector, not blank'),
+  )
+  .max(maxSelectors, `must have at most ${maxSelectors} entries`)
 
 const optionsShape = {
   pages: z
@@ -211,6 +262,11 @@ const optionsShape = {
     .optional(),
   preload: z.enum(PRELOAD_STRATEGIES as [PreloadStrategy, ...PreloadStrategy[]]).optional(),
   thirdParty: z.enum(THIRD_PARTY_POLICIES).optional(),
+  keep: selectors.optional(),
+  drop: selectors.optional(),
+  states: z.array(z.string().regex(STATE_PATTERN, STATE_RULE)).max(maxStates, `must have at most ${maxStates} entries`).optional(),
+  keepFontFaces: z.boolean().optional(),
+  keepKeyframes: z.boolean().optional(),
   nonce: z.string().regex(NONCE_PATTERN, 'must be a base64 or base64url value of at most 256 characters').optional(),
   concurrency: z.number().int().positive().optional(),
   timeout: positiveMs.optional(),
@@ -373,6 +429,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
     viewports: value.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
     preload: value.preload ?? DEFAULT_PRELOAD,
     thirdParty: value.thirdParty ?? null,
+    selection: normalizeSelection({ keep: value.keep, drop: value.drop, states: value.states, fontFaces: value.keepFontFaces, keyframes: value.keepKeyframes }),
     nonce: value.nonce ?? null,
     concurrency: value.concurrency ?? null,
     timeoutMs: value.timeout ?? DEFAULT_TIMEOUT_MS,

@@ -6,7 +6,8 @@
  * A page with cascade layers gets their whole order first: the critical style stays in the
  * page and comes before its sheets, so a layer it left out would otherwise be ordered last.
  */
-import type { AtrulePlain, CssNodePlain, DeclarationPlain, RulePlain, StyleSheetPlain } from 'css-tree'
+import { parse, toPlainObject, type AtrulePlain, type CssNodePlain, type DeclarationPlain, type RulePlain, type SelectorListPlain, type StyleSheetPlain } from 'css-tree'
+import type { Selection } from '../contract/api-contract.ts'
 import { reduceSelector, viewportMediaTest } from './selectors.ts'
 import { GROUP_RULES, generatePlain } from '../shared/css-plain.ts'
 
@@ -28,6 +29,43 @@ export interface Answers {
   inlineStyles: string
 }
 
+/**
+ * A job's say over the critical set (EngineInput.selection), made once per job and applied
+ * when its CSS is written, so the parse of a site's sheets, shared by jobs, never holds it.
+ */
+export interface Choice {
+  /** Selectors as css-tree writes them: a rule's selector of the same text is kept wherever its rule may apply. */
+  keep: ReadonlySet<string>
+  /** Likewise, never kept (before `keep`, should a selector be in both). */
+  drop: ReadonlySet<string>
+  /** False: no `@font-face` at all. */
+  fontFaces: boolean
+  /** False: no `@keyframes` at all. */
+  keyframes: boolean
+}
+
+/** What the answers alone decide. */
+export const NO_CHOICE: Choice = { keep: new Set(), drop: new Set(), fontFaces: true, keyframes: true }
+
+/** A job's selection as the CSS applies it: `keep` and `drop` each read as a selector list and written as the sheet's selectors are. */
+export function choiceOf(selection: Selection | undefined): Choice {
+  if (!selection) return NO_CHOICE
+  return { keep: selectorTexts(selection.keep), drop: selectorTexts(selection.drop), fontFaces: selection.fontFaces !== false, keyframes: selection.keyframes !== false }
+}
+
+function selectorTexts(list: readonly string[] | undefined): Set<string> {
+  const texts = new Set<string>()
+  for (const text of list ?? []) {
+    try {
+      const parsed = toPlainObject(parse(text, { context: 'selectorList' })) as SelectorListPlain
+      for (const selector of parsed.children) texts.add(generatePlain(selector))
+    } catch {
+      // Not a selector css-tree can read: none of the sheet's selectors is written so either.
+    }
+  }
+  return texts
+}
+
 /** Kept out of critical CSS: they change nothing on the first paint (as penthouse's defaults). */
 const UNPAINTED_PROPERTY = /transition|^cursor$|^pointer-events$|tap-highlight-color$|user-select$/i
 /** At-rules that never belong in critical CSS (`@import`s are already replaced by what they load). */
@@ -44,6 +82,8 @@ export class CriticalCss {
   readonly #sheet: StyleSheetPlain
   readonly #ruleSelectors = new Map<RulePlain, (number | null)[]>()
   readonly #mediaIndex = new Map<AtrulePlain, number>()
+  /** Each rule's selectors as written (for `keep` and `drop`), made the first time a job asks. */
+  readonly #selectorTexts = new WeakMap<RulePlain, string[]>()
   /** The page's named cascade layers in the order they first appear: the order its full CSS gives them. */
   readonly #layers: string[]
   /** Whether the page's CSS has rules for visitors who prefer a dark colour scheme: its first screen is read in both. */
@@ -91,20 +131,20 @@ export class CriticalCss {
     this.darkScheme = dark
   }
 
-  /** The critical CSS for the union of the viewports answered, minified. */
-  css(answers: Answers[]): string {
-    const kept = this.#keepRules(this.#sheet.children, answers.map(() => true), answers, true)
+  /** The critical CSS for the union of the viewports answered, with the job's `choice` applied, minified. */
+  css(answers: Answers[], choice: Choice = NO_CHOICE): string {
+    const kept = this.#keepRules(this.#sheet.children, answers.map(() => true), answers, true, choice)
     const inlineStyles = answers.map((answer) => answer.inlineStyles).join(';')
     const order: CssNodePlain[] = this.#layers.length > 0 ? [{ type: 'Atrule', name: 'layer', prelude: { type: 'Raw', value: this.#layers.join(',') }, block: null } as AtrulePlain] : []
-    return generatePlain({ type: 'StyleSheet', children: [...order, ...pruneUnused(kept, inlineStyles)] } as CssNodePlain)
+    return generatePlain({ type: 'StyleSheet', children: [...order, ...pruneUnused(kept, inlineStyles, choice)] } as CssNodePlain)
   }
 
   /** `ordered`: the nodes' layer statements say nothing the full order put first does not. */
-  #keepRules(nodes: CssNodePlain[], active: boolean[], answers: Answers[], ordered: boolean): CssNodePlain[] {
+  #keepRules(nodes: CssNodePlain[], active: boolean[], answers: Answers[], ordered: boolean, choice: Choice): CssNodePlain[] {
     const out: CssNodePlain[] = []
     for (const node of nodes) {
       if (node.type === 'Rule') {
-        const rule = this.#keepRule(node, active, answers)
+        const rule = this.#keepRule(node, active, answers, choice)
         if (rule) out.push(rule)
       } else if (node.type === 'Atrule') {
         const name = node.name.toLowerCase()
@@ -117,17 +157,22 @@ export class CriticalCss {
         const media = this.#mediaIndex.get(node)
         const inside = media === undefined ? active : active.map((on, viewport) => on && answers[viewport]!.media[media] === true)
         if (!inside.includes(true)) continue
-        const children = this.#keepRules(node.block.children, inside, answers, ordered && name === 'layer' && node.prelude !== null)
+        const children = this.#keepRules(node.block.children, inside, answers, ordered && name === 'layer' && node.prelude !== null, choice)
         if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
       }
     }
     return out
   }
 
-  #keepRule(rule: RulePlain, active: boolean[], answers: Answers[]): RulePlain | null {
+  #keepRule(rule: RulePlain, active: boolean[], answers: Answers[], choice: Choice): RulePlain | null {
     const indexes = this.#ruleSelectors.get(rule)
     if (!indexes || rule.prelude.type !== 'SelectorList') return null
+    const texts = choice.keep.size > 0 || choice.drop.size > 0 ? this.#textsOf(rule) : null
     const selectors = rule.prelude.children.filter((_, position) => {
+      const text = texts?.[position]
+      if (text !== undefined && choice.drop.has(text)) return false
+      // As if its element were above the fold: kept wherever its rule may apply (its media queries still do).
+      if (text !== undefined && choice.keep.has(text)) return true
       const asked = indexes[position]
       // A selector the page cannot be asked about (nesting) is kept wherever its rule may apply.
       if (asked === null || asked === undefined) return true
@@ -139,6 +184,15 @@ export class CriticalCss {
     const declarations = rule.block.children.filter((child) => !(child.type === 'Declaration' && !child.property.startsWith('--') && UNPAINTED_PROPERTY.test(child.property)))
     if (declarations.length === 0) return null
     return { ...rule, prelude: { ...rule.prelude, children: selectors }, block: { ...rule.block, children: declarations } }
+  }
+
+  #textsOf(rule: RulePlain): string[] {
+    let texts = this.#selectorTexts.get(rule)
+    if (texts === undefined) {
+      texts = rule.prelude.type === 'SelectorList' ? rule.prelude.children.map((selector) => generatePlain(selector)) : []
+      this.#selectorTexts.set(rule, texts)
+    }
+    return texts
   }
 }
 
@@ -165,11 +219,11 @@ function layerOrder(nodes: CssNodePlain[], prefix: string, into: Set<string>): s
   return [...into]
 }
 
-/** Drops custom properties, font faces, keyframes and registered properties nothing kept uses. */
-function pruneUnused(nodes: CssNodePlain[], inlineStyles: string): CssNodePlain[] {
-  const usage = new Usage(inlineStyles)
+/** Drops custom properties, font faces, keyframes and registered properties nothing kept uses; every font face or keyframes the choice turned off. */
+function pruneUnused(nodes: CssNodePlain[], inlineStyles: string, choice: Choice): CssNodePlain[] {
+  const usage = new Usage(inlineStyles, choice.keyframes)
   usage.scan(nodes)
-  return filterUnused(nodes, usage)
+  return filterUnused(nodes, usage, choice)
 }
 
 class Usage {
@@ -182,7 +236,11 @@ class Usage {
   readonly #fonts: string[] = []
   readonly #animationValues: string[] = []
 
-  constructor(readonly inlineStyles: string) {}
+  /** `keyframes` false: none is kept, so the variables they use are not used either. */
+  constructor(
+    readonly inlineStyles: string,
+    readonly keyframes: boolean,
+  ) {}
 
   scan(nodes: CssNodePlain[]): void {
     this.#collect(nodes)
@@ -190,7 +248,7 @@ class Usage {
     for (const text of this.#plain) this.#useVariables(text)
     // Keyframes a kept rule animates with may use variables too; one more round covers them.
     this.#resolveFontsAndAnimations()
-    for (const name of this.animations) for (const declaration of this.#keyframes.get(name) ?? []) this.#useVariables(valueText(declaration))
+    if (this.keyframes) for (const name of this.animations) for (const declaration of this.#keyframes.get(name) ?? []) this.#useVariables(valueText(declaration))
     this.#resolveFontsAndAnimations()
   }
 
@@ -244,7 +302,7 @@ class Usage {
   }
 }
 
-function filterUnused(nodes: CssNodePlain[], usage: Usage): CssNodePlain[] {
+function filterUnused(nodes: CssNodePlain[], usage: Usage, choice: Choice): CssNodePlain[] {
   const out: CssNodePlain[] = []
   for (const node of nodes) {
     if (node.type === 'Rule') {
@@ -258,13 +316,13 @@ function filterUnused(nodes: CssNodePlain[], usage: Usage): CssNodePlain[] {
     }
     const name = node.name.toLowerCase()
     if (name === 'font-face') {
-      if (fontFaceFamilies(node).some((family) => usage.families.has(family))) out.push(node)
+      if (choice.fontFaces && fontFaceFamilies(node).some((family) => usage.families.has(family))) out.push(node)
     } else if (name.endsWith('keyframes')) {
-      if (usage.animations.has(keyframesName(node))) out.push(node)
+      if (choice.keyframes && usage.animations.has(keyframesName(node))) out.push(node)
     } else if (name === 'property') {
       if (node.prelude && usage.variables.has(generatePlain(node.prelude).trim())) out.push(node)
     } else if (node.block && GROUP_RULES.has(name)) {
-      const children = filterUnused(node.block.children, usage)
+      const children = filterUnused(node.block.children, usage, choice)
       if (children.length > 0) out.push({ ...node, block: { ...node.block, children } })
     } else {
       out.push(node)

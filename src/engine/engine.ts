@@ -1,5 +1,5 @@
 /** The part of the service that makes the CSS: the Chromium engine, or a stub in tests. */
-import type { FirstScreenDifference, JobNetwork, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
+import type { FirstScreenDifference, JobNetwork, Selection, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
 
 export interface EngineInput {
   url: string
@@ -16,6 +16,12 @@ export interface EngineInput {
   tenant?: string
   /** What the job does with other hosts than the page's own. Default `cut`. */
   thirdParty?: ThirdPartyPolicy
+  /**
+   * The user's say over the critical set: selectors whose rules are always kept (`keep`) or
+   * never (`drop`), other states of `<html>` to read the first screen in too (`states`), and
+   * `fontFaces` / `keyframes` false for none at all. Absent: what the first screen uses.
+   */
+  selection?: Selection
 }
 
 /** A render's result: the CSS, and what the render went without (absent: nothing, or an engine that does not say). */

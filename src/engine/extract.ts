@@ -3,6 +3,7 @@
  * (`Function.prototype.toString`), so it must not use anything from its module scope;
  * `settle` leaves its fold test on the page for `probe`, under a symbol.
  */
+import type { HtmlState } from '../contract/api-contract.ts'
 
 /** Where the page's init script leaves the function that stops the page's dedicated workers (page-pool.ts). */
 export const STOP_WORKERS_KEY = 'critical-css.stopWorkers'
@@ -201,4 +202,32 @@ export function probe(input: ProbeInput): ProbeOutput {
   let media = ''
   for (const query of input.media) media += window.matchMedia(query).matches ? '1' : '0'
   return { selectors, media }
+}
+
+
+/** The root's attribute a state changes, as it was: null when absent. What `restoreRootState` puts back. */
+export interface RootStateBefore {
+  attribute: string
+  value: string | null
+}
+
+/**
+ * In the page: puts `<html>` in `state`, as a head script would before first paint (an
+ * attribute set, with its value or empty, or a class added), and says what the attribute it
+ * changed (`class` for a class) was, so that it can be put back exactly.
+ */
+export function applyRootState(state: HtmlState): RootStateBefore {
+  const root = document.documentElement
+  const attribute = state.kind === 'class' ? 'class' : state.name
+  const before = { attribute, value: root.getAttribute(attribute) }
+  if (state.kind === 'class') root.classList.add(state.name)
+  else root.setAttribute(state.name, state.value ?? '')
+  return before
+}
+
+/** In the page: the root's attribute back as `applyRootState` found it (removed when it was absent). */
+export function restoreRootState(before: RootStateBefore): void {
+  const root = document.documentElement
+  if (before.value === null) root.removeAttribute(before.attribute)
+  else root.setAttribute(before.attribute, before.value)
 }

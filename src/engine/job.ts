@@ -5,15 +5,15 @@
  */
 import { createHash } from 'node:crypto'
 import type { Response } from 'playwright-core'
-import { DEFAULT_THIRD_PARTY, type FirstScreenDifference, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
+import { DEFAULT_THIRD_PARTY, parseState, type FirstScreenDifference, type HtmlState, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { timed } from '../shared/timings.ts'
 import { Attempt } from './attempt.ts'
 import { BrowserGone, type LaunchedBrowser } from './browser.ts'
-import { CriticalCss, type Answers, type Questions } from './css.ts'
+import { CriticalCss, choiceOf, type Answers, type Choice, type Questions } from './css.ts'
 import { authorityOf, shownHost } from './egress.ts'
 import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
-import { probe, type ProbeOutput } from './extract.ts'
+import { applyRootState, probe, restoreRootState, type ProbeOutput, type RootStateBefore } from './extract.ts'
 import { compareFirstScreen } from './first-screen.ts'
 import { MAX_COMPARED_ELEMENTS, MAX_PAGE_CSS_BYTES, PARSED_CSS_CACHE_BYTES } from './limits.ts'
 import { MOVED_WHILE_MEASURED, inPage, isNavigationRace, loadPage, readAgain, resizePage, type LoadedView } from './load.ts'
@@ -126,6 +126,10 @@ export class Jobs {
     let firstScreen: FirstScreenDifference[] = []
     let checked: Checked | null = null
     let restarted = false
+    // The job's say over the critical set: applied as its CSS is written, never to the parse other jobs share.
+    const choice = choiceOf(input.selection)
+    // The contract checked each state; one that does not read (a caller other than the service) is left out.
+    const states = (input.selection?.states ?? []).map(parseState).filter((state) => state !== null)
     for (let index = 0; index < input.viewports.length; index++) {
       const viewport = input.viewports[index]!
       const here =
@@ -155,24 +159,29 @@ export class Jobs {
       const parsed = critical.critical
       const kept = [...critical.unread, ...unreadable, ...here.network.failedSheets]
       // A visitor who prefers dark may arrive at another first screen (a shorter hero, a banner only it shows): read in both.
-      for (const scheme of parsed.darkScheme ? (['light', 'dark'] as const) : (['light'] as const)) {
-        if (scheme === 'dark') await here.page.emulateMedia({ colorScheme: 'dark' })
+      // So may one whose `<html>` a head script put in another state (a theme from localStorage): each state the job names is read too, in light.
+      const readings: Reading[] = [{ scheme: 'light', state: null }, ...(parsed.darkScheme ? [{ scheme: 'dark' as const, state: null }] : []), ...states.map((state) => ({ scheme: 'light' as const, state }))]
+      for (const { scheme, state } of readings) {
+        let before: RootStateBefore | null = null
         try {
-          const read = scheme === 'light' ? here : { ...here, listed: await timed('engine: read dark', () => readAgain(here, remaining, this.#options.fontsTimeoutMs), input.url) }
+          if (scheme === 'dark') await here.page.emulateMedia({ colorScheme: 'dark' })
+          if (state) before = await inPage(here.page, applyRootState, state)
+          const read = scheme === 'light' && !state ? here : { ...here, listed: await timed(state ? 'engine: read state' : 'engine: read dark', () => readAgain(here, remaining, this.#options.fontsTimeoutMs), input.url) }
           answers.push(await timed('engine: ask', () => ask(read, parsed.questions), input.url))
           checked = null
           if (this.#options.checkFirstScreen) {
-            checked = await timed('engine: first-screen check', () => checkFirstScreen(read, viewport, parsed, answers, kept, attempt), input.url)
+            checked = await timed('engine: first-screen check', () => checkFirstScreen(read, viewport, parsed, answers, kept, attempt, choice), input.url)
             if (checked.difference) firstScreen.push(checked.difference)
           }
         } finally {
           // The page goes on at the next viewport, or to the tenant's next job, as a context opens it.
+          if (before) await inPage(here.page, restoreRootState, before).catch(() => {})
           if (scheme === 'dark') await here.page.emulateMedia({ colorScheme: 'light' }).catch(() => {})
         }
       }
     }
     // The last viewport's check already made the CSS of every answer.
-    const css = checked?.css ?? critical!.critical.css(answers)
+    const css = checked?.css ?? critical!.critical.css(answers, choice)
     const network = networkNotes(attempt, views, [...critical!.unread, ...unreadable], pageUrl)
     // The tenant's next job starts on this page, cleared; a tenant with none starts on a spare.
     if (input.tenant !== undefined) {
@@ -351,6 +360,12 @@ async function ask(view: LoadedView, questions: Questions, marked: Iterable<stri
   return { selectors, media: Array.from(output.media, (flag) => flag === '1'), inlineStyles: view.listed.inlineStyles }
 }
 
+/** One read of a viewport: the colour scheme emulated, and the state `<html>` is put in (null: as the page loaded). */
+interface Reading {
+  scheme: 'light' | 'dark'
+  state: HtmlState | null
+}
+
 /** A viewport's check: what still differs (null: nothing), and the CSS of the answers as they now are. */
 interface Checked {
   difference: FirstScreenDifference | null
@@ -364,11 +379,11 @@ interface Checked {
  * than the viewport, get their rules asked for, and the check runs again, a bounded number
  * of times; what still differs is the job's to report. The last answers are replaced.
  */
-async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: CriticalCss, answers: Answers[], kept: string[], attempt: Attempt): Promise<Checked> {
+async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: CriticalCss, answers: Answers[], kept: string[], attempt: Attempt, choice: Choice): Promise<Checked> {
   const marked = new Set<string>()
   for (let round = 0; ; round++) {
     attempt.throwIfOver()
-    const css = critical.css(answers)
+    const css = critical.css(answers, choice)
     const output = await inPage(view.page, compareFirstScreen, { css, kept, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxElements: MAX_COMPARED_ELEMENTS, maxNamed: MAX_NAMED, fontsMs: CHECK_FONTS_MS })
     if (output.marked.length === 0 || round === MAX_REPAIRS) {
       const differs = output.share > 0 || output.named.length > 0

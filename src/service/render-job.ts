@@ -44,7 +44,7 @@ export async function renderJob(
     // Aborted while its processing write waited on a busy store: the engine is not started.
     signal.throwIfAborted()
     await options.beforeRun?.(job, signal)
-    const { css, network, firstScreen } = await timed('service: job', () => abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty }), signal), job.url)
+    const { css, network, firstScreen } = await timed('service: job', () => abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty, ...(job.selection ? { selection: job.selection } : {}) }), signal), job.url)
     const finished = now()
     const cssBytes = Buffer.byteLength(css)
     return {

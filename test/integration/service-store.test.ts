@@ -120,6 +120,17 @@ describe.each([
     expect(unknown.network ?? null).toBeNull()
     store.close()
   })
+
+  it("keeps a job's selection (keep, drop, states, …) through its updates; a job without one has none", async () => {
+    const store = await open()
+    const selection = { keep: ['.menu.is-open'], drop: ['.cookie-banner'], states: ['[data-theme="dark"]'], fontFaces: false }
+    store.addJob({ ...job('j1', 'tok_a'), selection })
+    store.updateJob('j1', { status: 'done', css: 'a{}', cssBytes: 3, cssAvailable: true })
+    expect(store.job('j1')?.selection).toEqual(selection)
+    store.addJob(job('j2', 'tok_a'))
+    expect(store.job('j2')?.selection).toBeUndefined()
+    store.close()
+  })
 })
 
 /**
@@ -184,6 +195,14 @@ describe('a SQLite database made before third_party and network', () => {
     const fresh = await request(`${service.url}/api/critical-css/generate`, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/new', third_party: 'wait' }) })
     expect(fresh.status).toBe(202)
     expect(await settled(service, fresh.json.id)).toMatchObject({ status: 'done', third_party: 'wait', network: null })
+
+    // The selection column, added to the old file, carries a request's say to the engine.
+    const said = await request(`${service.url}/api/critical-css/generate`, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/said', keep: ['.menu.is-open'], states: ['.dark'], keyframes: false }) })
+    expect(await settled(service, said.json.id)).toMatchObject({ status: 'done' })
+    expect(engine.calls.find((input) => input.url === 'https://example.com/said')?.selection).toEqual({ keep: ['.menu.is-open'], states: ['.dark'], keyframes: false })
+    const bad = await request(`${service.url}/api/critical-css/generate`, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/bad', states: ['html.dark'] }) })
+    expect(bad.status).toBe(400)
+    expect(bad.json.error.message).toContain('field "states[0]" must be an attribute selector')
   })
 
   it('is upgraded once: a second open finds the columns and alters nothing', async () => {
@@ -198,7 +217,7 @@ describe('a SQLite database made before third_party and network', () => {
       }
     }
     const upgraded = columns()
-    expect(upgraded.slice(-3)).toEqual(['third_party', 'network', 'first_screen'])
+    expect(upgraded.slice(-4)).toEqual(['third_party', 'network', 'first_screen', 'selection'])
     const store = openSqliteStore(dataDir)
     expect(store.job('j_old_done')).toMatchObject({ status: 'done', css: 'p{margin:0}', network: null, firstScreen: null })
     store.close()

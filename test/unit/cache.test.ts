@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -57,5 +58,21 @@ describe('result cache', () => {
     await writeFile(join(dir, 'pkg/package.json'), '{}')
     expect(cacheDirectory(null, join(dir, 'pkg/src/pages'))).toBe(join(dir, 'pkg/node_modules/.cache/unplugin-critical-css'))
     expect(cacheDirectory('.c', join(dir, 'pkg/src'))).toBe(join(dir, 'pkg/src/.c'))
+  })
+})
+
+describe('the user’s say over the critical set in the key (issue 49)', () => {
+  it('leaves the key of a build without one as it was, and gives a build with one a key of its own', () => {
+    const plain = cacheKey(parts)
+    // What the key was before the selection existed: a cache kept by an older version is still hit.
+    expect(plain).toBe(createHash('sha256').update(JSON.stringify([2, parts.service, parts.url, [[1300, 900]], []])).digest('hex'))
+    expect(cacheKey({ ...parts, selection: null })).toBe(plain)
+    expect(cacheKey({ ...parts, selection: { keep: [], fontFaces: true } })).toBe(plain)
+    const keep = cacheKey({ ...parts, selection: { keep: ['.menu.is-open'] } })
+    expect(keep).not.toBe(plain)
+    expect(cacheKey({ ...parts, selection: { drop: ['.menu.is-open'] } })).not.toBe(keep)
+    expect(cacheKey({ ...parts, selection: { states: ['.dark'] } })).not.toBe(plain)
+    expect(cacheKey({ ...parts, selection: { fontFaces: false } })).not.toBe(plain)
+    expect(cacheKey({ ...parts, thirdParty: 'cut', selection: { keyframes: false } })).not.toBe(cacheKey({ ...parts, thirdParty: 'cut' }))
   })
 })

@@ -6,6 +6,7 @@ import {
   checkPageUrl,
   checkThirdParty,
   checkViewports,
+  parseState,
   generateRequestToWire,
   jobDataToWire,
   parseErrorBody,
@@ -265,5 +266,38 @@ describe('checking requests', () => {
     const wire = generateRequestToWire(full)
     expect(wire).toEqual({ url: 'https://e.com/', viewports: [{ width: 800, height: 600 }], third_party: 'wait' })
     expect(parseGenerateRequest(JSON.parse(JSON.stringify(wire)))).toEqual(full)
+  })
+})
+
+describe('keep, drop, states, font_faces and keyframes in a generate body (issue 49)', () => {
+  it('reads them, leaves the defaults out, and writes back only what differs', () => {
+    const body = { url: 'https://e.com/', keep: ['.menu.is-open'], drop: ['.cookie-banner'], states: ['[data-theme=dark]'], font_faces: false, keyframes: false }
+    const parsed = parseGenerateRequest(body)
+    expect(parsed).toEqual({ url: 'https://e.com/', selection: { keep: ['.menu.is-open'], drop: ['.cookie-banner'], states: ['[data-theme=dark]'], fontFaces: false, keyframes: false } })
+    expect(generateRequestToWire(parsed)).toEqual(body)
+    expect(parseGenerateRequest({ url: 'https://e.com/', keep: [], font_faces: true })).toEqual({ url: 'https://e.com/' })
+    expect(generateRequestToWire({ url: 'https://e.com/', selection: { keep: [], keyframes: true } })).toEqual({ url: 'https://e.com/' })
+  })
+
+  it.each([
+    ['keep', { keep: '.a' }, 'must be an array of selectors, got ".a"'],
+    ['keep[1]', { keep: ['.a', 3] }, 'must be a string (a selector), got number'],
+    ['drop[0]', { drop: [''] }, 'must be a selector of 1–300 characters, got 0'],
+    ['drop', { drop: Array.from({ length: 201 }, () => '.a') }, 'must have at most 200 entries, got 201'],
+    ['states', { states: ['.a', '.b', '.c', '.d', '.e'] }, 'must have at most 4 entries, got 5'],
+    ['states[0]', { states: ['html[data-theme=dark]'] }, 'must be an attribute selector ([data-theme=dark], [data-theme="dark"], [data-dark]) or a class (.dark), got "html[data-theme=dark]"'],
+    ['font_faces', { font_faces: 'no' }, 'must be false (or true, the default), got "no"'],
+  ])('a bad %s is a violation naming the field', (field, fields, problem) => {
+    const error = violation(() => parseGenerateRequest({ url: 'https://e.com/', ...fields }))
+    expect(error.field).toBe(field)
+    expect(error.message).toBe(`generate request: field "${field}" ${problem}`)
+  })
+
+  it('reads a state as the engine applies it', () => {
+    expect(parseState('[data-theme=dark]')).toEqual({ kind: 'attribute', name: 'data-theme', value: 'dark' })
+    expect(parseState('[data-theme="dark blue"]')).toEqual({ kind: 'attribute', name: 'data-theme', value: 'dark blue' })
+    expect(parseState('[data-dark]')).toEqual({ kind: 'attribute', name: 'data-dark', value: null })
+    expect(parseState('.dark')).toEqual({ kind: 'class', name: 'dark' })
+    expect(parseState('[data-theme="a\\"]')).toBeNull()
   })
 })

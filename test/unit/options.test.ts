@@ -160,3 +160,37 @@ describe('resolveDirectoryOptions: what a framework says enters here', () => {
     expect(() => resolveDirectoryOptions({}, { env: {}, framework: framework({ siteUrl: 'ftp://files.example' }) })).toThrow(/Astro's site URL "ftp:\/\/files\.example" is not an absolute http\(s\) URL/)
   })
 })
+
+describe('keep, drop, states, keepFontFaces, keepKeyframes: the user’s say over the critical set (issue 49)', () => {
+  it('are all at their defaults unless given, and then make one selection with only what differs', () => {
+    expect(resolveOptions({}, {}).selection).toBeNull()
+    expect(resolveOptions({ keep: [], drop: [], states: [], keepFontFaces: true, keepKeyframes: true }, {}).selection).toBeNull()
+    expect(resolveOptions({ keep: ['.menu.is-open'], drop: ['.cookie-banner'], states: ['[data-theme=dark]', '.dark'], keepFontFaces: false, keepKeyframes: false }, {}).selection).toEqual({
+      keep: ['.menu.is-open'],
+      drop: ['.cookie-banner'],
+      states: ['[data-theme=dark]', '.dark'],
+      fontFaces: false,
+      keyframes: false,
+    })
+  })
+
+  it('refuse an entry that is not a selector string, naming the option and the entry', () => {
+    expect(rejection({ keep: ['.ok', /\.menu/] })).toContain('option `keep[1]`: must be a selector string (a RegExp is not supported)')
+    expect(rejection({ drop: [''] })).toContain('option `drop[0]`: must be a selector of 1–300 characters')
+    expect(rejection({ drop: ['  '] })).toContain('option `drop[0]`: must be a selector, not blank')
+    expect(rejection({ drop: ['.x'.repeat(151)] })).toContain('option `drop[0]`: must be a selector of 1–300 characters')
+    expect(rejection({ keep: Array.from({ length: 201 }, (_, i) => `.k${i}`) })).toContain('option `keep`: must have at most 200 entries')
+  })
+
+  it('refuse more than 4 states, and a state that is neither an attribute of <html> nor a class', () => {
+    expect(rejection({ states: ['.a', '.b', '.c', '.d', '.e'] })).toContain('option `states`: must have at most 4 entries')
+    for (const bad of ['dark', '[data-theme=dark', '[data-theme="da"rk"]', '[data theme]', 'html.dark', '.dark .x', '[data-theme=dark] ', '[1a]', '[data-theme=a b]']) {
+      expect(rejection({ states: [bad] }), bad).toContain('option `states[0]`: must be an attribute selector ([data-theme=dark], [data-theme="dark"], [data-dark]) or a class (.dark)')
+    }
+    expect(resolveOptions({ states: ['[data-theme=dark]', '[data-theme="dark blue"]', '[data-dark]', '.dark'] }, {}).selection?.states).toHaveLength(4)
+  })
+
+  it('refuse a switch that is not a boolean', () => {
+    expect(rejection({ keepFontFaces: 'no' })).toContain('option `keepFontFaces`')
+  })
+})

@@ -7,7 +7,7 @@
 import { isJobData, type ClientEvent, type CriticalCssClient } from '../../client/types.ts'
 import { CriticalCssError, NotFoundError, WrongAddressError, formatSeconds, rehint } from '../../client/errors.ts'
 import { latencyOf } from '../../client/job-times.ts'
-import type { ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
+import type { Selection, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import { timed } from '../../shared/timings.ts'
 import { ConfigurationError, PLUGIN_NAME } from '../errors.ts'
 import type { BuildLogger } from '../report.ts'
@@ -37,16 +37,16 @@ export function advised(error: unknown, step: RenderStep, advice: Advice): unkno
 
 export function clientRenderer(
   client: CriticalCssClient,
-  settings: { viewports: Viewport[]; thirdParty: ThirdPartyPolicy | null; concurrency: number; advice: Advice; pacing?: string | null },
+  settings: { viewports: Viewport[]; thirdParty: ThirdPartyPolicy | null; selection?: Selection | null; concurrency: number; advice: Advice; pacing?: string | null },
 ): Renderer {
-  const { viewports, thirdParty, advice } = settings
+  const { viewports, thirdParty, selection, advice } = settings
   return {
     concurrency: settings.concurrency,
     pacing: settings.pacing ?? null,
     async render(url, { deadline, signal, onSent }) {
       let answer: Awaited<ReturnType<CriticalCssClient['generate']>>
       try {
-        answer = await timed('request: generate', () => client.generate(url, { viewports, ...(thirdParty ? { thirdParty } : {}), ...(onSent ? { onSent } : {}), deadline, signal }), url)
+        answer = await timed('request: generate', () => client.generate(url, { viewports, ...(thirdParty ? { thirdParty } : {}), ...(selection ? { selection } : {}), ...(onSent ? { onSent } : {}), deadline, signal }), url)
       } catch (error) {
         // The client refuses a URL it cannot send (over 2,048 characters, say) before sending it.
         if (error instanceof TypeError) throw new ConfigurationError(`${PLUGIN_NAME}: page ${url.slice(0, 200)}: ${error.message}`)

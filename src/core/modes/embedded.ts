@@ -95,7 +95,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           const contents = [contentHashOfParts((part) => renderKeyParts(html, part)), ...(await hashes(html, page.url)), ...site]
           // The page by where it is served (path and query, below the base), not by its file: the CSS's url()s follow the base.
           const url = new URL(page.url)
-          return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, contents })
+          return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, contents })
         },
         async missingSheets(page, html) {
           const own = (await Promise.all(linkedSheets(html, page.url).map(sheets))).filter((sheet) => sheet !== null)
@@ -116,7 +116,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
           // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
-          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: () => null })
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, concurrency, advice: () => null })
         },
       }
     },

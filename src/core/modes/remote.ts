@@ -159,7 +159,7 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
         prefix: pagesPrefix(base, options.siteUrl),
         shown: (page) => page.url,
         cacheKey: async (page, html) =>
-          cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty, ...(sheetHashes ? { contents: await sheetHashes(html, page.url) } : {}) }),
+          cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, ...(sheetHashes ? { contents: await sheetHashes(html, page.url) } : {}) }),
         ...(output ? { checkAgainstBuild: deployedSheetsCheck(output, base) } : {}),
         async renderer(count, logger, signal) {
           const { client, pace, hear } = start(cacheDir, signal)
@@ -168,7 +168,7 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
           const concurrency = pagesInFlight(known, options, count)
           const held = pacing(known, client.lastUsage, count, concurrency)
           if (held !== null) logger.info(held.line)
-          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, concurrency, advice: remoteAdvice(options.words), pacing: held?.note ?? null })
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, concurrency, advice: remoteAdvice(options.words), pacing: held?.note ?? null })
         },
       }
     },

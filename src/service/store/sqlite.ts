@@ -11,7 +11,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
-import type { FirstScreenDifference, JobNetwork, JobStatus, Plan, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
+import type { FirstScreenDifference, JobNetwork, JobStatus, Plan, Selection, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import { peerVersion, requirePeer } from '../peer.ts'
 import { StoreBusyError, type JobStats, type LocalStore, type StoredJob, type TokenRecord } from './types.ts'
 
@@ -47,6 +47,8 @@ const ADDED_JOB_COLUMNS = [
   ['network', 'TEXT'],
   // JSON of the render's first-screen differences; null until done, or when the engine did not check.
   ['first_screen', 'TEXT'],
+  // JSON of the request's Selection (keep, drop, states, font_faces, keyframes); null: the defaults, and every job from before it existed.
+  ['selection', 'TEXT'],
 ] as const
 
 interface TokenRow {
@@ -75,6 +77,7 @@ interface JobRow {
   third_party: string | null
   network: string | null
   first_screen: string | null
+  selection: string | null
 }
 
 function tokenFromRow(row: TokenRow): TokenRecord {
@@ -108,6 +111,7 @@ function jobFromRow(row: JobRow): StoredJob {
     firstScreen: row.first_screen === null ? null : (JSON.parse(row.first_screen) as FirstScreenDifference[]),
   }
   if (row.third_party !== null) job.thirdParty = row.third_party as ThirdPartyPolicy
+  if (row.selection !== null) job.selection = JSON.parse(row.selection) as Selection
   return job
 }
 
@@ -128,6 +132,7 @@ function jobToRow(job: StoredJob): JobRow {
     third_party: job.thirdParty ?? null,
     network: job.network ? JSON.stringify(job.network) : null,
     first_screen: job.firstScreen ? JSON.stringify(job.firstScreen) : null,
+    selection: job.selection ? JSON.stringify(job.selection) : null,
   }
 }
 
@@ -231,11 +236,11 @@ export function openSqliteStore(dataDir: string): LocalStore {
     listTokens: db.prepare('SELECT * FROM tokens ORDER BY created_at, id'),
     revokeToken: db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     addJob: db.prepare(
-      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms, third_party, network, first_screen) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms, @third_party, @network, @first_screen)',
+      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms, third_party, network, first_screen, selection) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms, @third_party, @network, @first_screen, @selection)',
     ),
     job: db.prepare('SELECT * FROM jobs WHERE id = ?'),
     updateJob: db.prepare(
-      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms, third_party = @third_party, network = @network, first_screen = @first_screen WHERE id = @id',
+      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms, third_party = @third_party, network = @network, first_screen = @first_screen, selection = @selection WHERE id = @id',
     ),
     listJobs: db.prepare('SELECT * FROM jobs WHERE token_id = ? ORDER BY seq DESC LIMIT ?'),
     listJobsWithStatus: db.prepare('SELECT * FROM jobs WHERE token_id = ? AND status = ? ORDER BY seq DESC LIMIT ?'),

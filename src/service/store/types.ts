@@ -8,7 +8,7 @@
  * A store that cannot write now (another process holds its database) throws
  * `StoreBusyError` at once instead of waiting, so callers decide how to wait.
  */
-import type { JobData, JobStatus, Plan, Usage } from '../../contract/api-contract.ts'
+import type { JobData, JobStatus, Plan, Selection, Usage } from '../../contract/api-contract.ts'
 
 export interface TokenRecord {
   /** Public id (`tok_…`), shown by `token list`; never the token. */
@@ -25,6 +25,11 @@ export interface TokenRecord {
 
 export interface StoredJob extends JobData {
   tokenId: string
+  /**
+   * What the request said of the critical set (`keep`, `drop`, `states`, `font_faces`,
+   * `keyframes`), normalized; absent: the defaults. The service's own: job data does not echo it.
+   */
+  selection?: Selection
 }
 
 /** The usage answer's stats of one token. */
