@@ -40,6 +40,7 @@ Options:
                           '[data-theme=dark]' or .dark (repeatable, at most 4)
   --no-font-faces         no @font-face in the critical CSS
   --no-keyframes          no @keyframes in the critical CSS
+  --preload-fonts         preload the font files the critical CSS uses
   --strict                exit 1 when any page could not get critical CSS
   --report FILE           also write the report as JSON to FILE
   --concurrency N         most pages in flight at once
@@ -68,6 +69,7 @@ const FLAGS = {
   state: { type: 'string', multiple: true },
   'no-font-faces': { type: 'boolean' },
   'no-keyframes': { type: 'boolean' },
+  'preload-fonts': { type: 'boolean' },
   'third-party': { type: 'string' },
   strict: { type: 'boolean' },
   report: { type: 'string' },
@@ -97,6 +99,7 @@ const FLAG_OF = {
   states: '--state',
   keepFontFaces: '--no-font-faces',
   keepKeyframes: '--no-keyframes',
+  preloadFonts: '--preload-fonts',
   strict: '--strict',
   report: '--report',
   concurrency: '--concurrency',
@@ -190,6 +193,7 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
     ...(values.state ? { states: values.state } : {}),
     ...(values['no-font-faces'] ? { keepFontFaces: false } : {}),
     ...(values['no-keyframes'] ? { keepKeyframes: false } : {}),
+    ...(values['preload-fonts'] ? { preloadFonts: true } : {}),
     ...(values.strict ? { strict: true } : {}),
     ...(values.report !== undefined ? { report: values.report } : {}),
     ...(values.concurrency !== undefined ? { concurrency: wholeNumber('concurrency', values.concurrency) } : {}),

@@ -121,6 +121,15 @@ export interface Options {
    * @example false
    */
   keepKeyframes?: boolean
+  /**
+   * Preload the font files the critical CSS uses (`<link rel="preload" as="font" crossorigin>`
+   * before it, the WOFF2 file of each `@font-face`, at most 4), so the first screen's text
+   * does not wait for the inlined CSS to be parsed before its font is asked for. Default
+   * `false`: a face the critical CSS keeps may still go unused at first paint (a bold
+   * weight no text on the first screen has), and a preload would fetch it anyway.
+   * @example true
+   */
+  preloadFonts?: boolean
   /** Nonce put on the inlined `<style>`, the links deferred or preloaded and the loader's `<script>`, for a CSP with nonces. Default: none. */
   nonce?: string
   /**
@@ -188,6 +197,7 @@ export interface ResolvedOptions {
   thirdParty: ThirdPartyPolicy | null
   /** `keep`, `drop`, `states`, `keepFontFaces` and `keepKeyframes` together; null: all at their defaults, and nothing sent. */
   selection: Selection | null
+  preloadFonts: boolean
   nonce: string | null
   /** Null: the mode sizes it (the plan's pace in remote mode, the browser's workers in embedded mode). */
   concurrency: number | null
@@ -267,6 +277,7 @@ const optionsShape = {
   states: z.array(z.string().regex(STATE_PATTERN, STATE_RULE)).max(maxStates, `must have at most ${maxStates} entries`).optional(),
   keepFontFaces: z.boolean().optional(),
   keepKeyframes: z.boolean().optional(),
+  preloadFonts: z.boolean().optional(),
   nonce: z.string().regex(NONCE_PATTERN, 'must be a base64 or base64url value of at most 256 characters').optional(),
   concurrency: z.number().int().positive().optional(),
   timeout: positiveMs.optional(),
@@ -430,6 +441,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
     preload: value.preload ?? DEFAULT_PRELOAD,
     thirdParty: value.thirdParty ?? null,
     selection: normalizeSelection({ keep: value.keep, drop: value.drop, states: value.states, fontFaces: value.keepFontFaces, keyframes: value.keepKeyframes }),
+    preloadFonts: value.preloadFonts ?? false,
     nonce: value.nonce ?? null,
     concurrency: value.concurrency ?? null,
     timeoutMs: value.timeout ?? DEFAULT_TIMEOUT_MS,

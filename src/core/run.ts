@@ -26,6 +26,7 @@ import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, relativeAsset, type Page } from './pages.ts'
 import { relativeCss } from './portable-css.ts'
+import { criticalFonts } from './font-preloads.ts'
 import { buildSheetTexts, lazyLinks, lazySheetOf, wholeSheets } from './whole-sheets.ts'
 import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
@@ -159,6 +160,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       keepBlocking,
       ...(whole ? { wholeSheet: (href: string) => (whole.has(href) ? portable(whole.get(href)!) : null) } : {}),
       ...(lookedUp ? { lookedUp: (href: string) => lookedUp.has(href) } : {}),
+      ...(options.preloadFonts ? { fontPreloads: criticalFonts(portable(css)) } : {}),
     })
     if (result.changed && input.stage) await input.stage(page.file, result.html).catch((error: unknown) => Promise.reject(new OutputWriteError(page.file, error)))
     else if (result.changed) updated.set(page.file, result.html)

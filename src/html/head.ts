@@ -20,7 +20,9 @@ export class HeadContent {
   /** A start tag the parser puts in the head; `skippedTo`: where its raw text was skipped to, if it was. */
   add(tag: SourceTag, afterHead: boolean, skippedTo: number | null): void {
     const { outline } = this
-    if (tag.name === 'link') {
+    if (tag.name === 'link' && attribute(tag, CRITICAL_STYLE_ATTRIBUTE)) {
+      outline.criticalPreloads.push(tag)
+    } else if (tag.name === 'link') {
       outline.headLinks.push(tag)
       if (afterHead) outline.linksAfterHead.add(tag)
     } else if (tag.name === 'base') {

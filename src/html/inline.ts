@@ -38,6 +38,12 @@ export interface InlineOptions {
    * that would make them something else for a while (`swap`) defers them by their media.
    */
   lookedUp?: (href: string) => boolean
+  /**
+   * Font files to preload before the critical CSS (`<link rel="preload" as="font" crossorigin>`),
+   * as the CSS names them: the faces its first screen uses, fetched before the CSS is parsed.
+   * Replaced by a later run; none where the sheets are inlined whole.
+   */
+  fontPreloads?: readonly string[]
 }
 
 /** One edit of the input: `input.slice(start, end)` became `text`. */
@@ -76,6 +82,8 @@ export interface InlineResult {
 export const NONCE_PATTERN = /^[A-Za-z0-9+/=_-]{1,256}$/
 /** `</style` in any letter case would end the element early: the css is untrusted text. */
 const STYLE_END = /<\/(style)/gi
+/** A preload says its font's type when the URL does: a browser without WOFF2 then skips the fetch. */
+const WOFF2 = /\.woff2(?:[?#]|$)/i
 
 /**
  * Makes `css` safe inside `<style>`: `</style` becomes `<\/style`, which CSS reads the same.
@@ -97,6 +105,7 @@ interface CheckedInput {
   keepBlocking: (href: string) => boolean
   wholeSheet: (href: string) => string | null
   lookedUp: (href: string) => boolean
+  fontPreloads: readonly string[]
 }
 
 function checkInput(html: unknown, css: unknown, options: InlineOptions): CheckedInput {
@@ -121,7 +130,9 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): Checke
   if (options.keepBlocking !== undefined && typeof options.keepBlocking !== 'function') throw new TypeError('The `keepBlocking` option must be a function of a stylesheet link’s href.')
   if (options.wholeSheet !== undefined && typeof options.wholeSheet !== 'function') throw new TypeError('The `wholeSheet` option must be a function of a stylesheet link’s href.')
   if (options.lookedUp !== undefined && typeof options.lookedUp !== 'function') throw new TypeError('The `lookedUp` option must be a function of a stylesheet link’s href.')
-  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false), wholeSheet: options.wholeSheet ?? (() => null), lookedUp: options.lookedUp ?? (() => false) }
+  const fontPreloads = options.fontPreloads ?? []
+  if (!Array.isArray(fontPreloads) || fontPreloads.some((url) => typeof url !== 'string' || url === '')) throw new TypeError('The `fontPreloads` option must be an array of font URLs.')
+  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false), wholeSheet: options.wholeSheet ?? (() => null), lookedUp: options.lookedUp ?? (() => false), fontPreloads }
 }
 
 /** A stylesheet inline whole where its link was: the link's media (and nonce) kept, so it applies as the link did. */
@@ -146,13 +157,14 @@ function assetPlace(rewritten: SourceTag[], blocking: BlockingLinks): SourceTag 
  * css changes nothing.
  */
 export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
-  const { strategy, nonce, loaderSrc, keepBlocking, wholeSheet, lookedUp } = checkInput(html, css, options)
+  const { strategy, nonce, loaderSrc, keepBlocking, wholeSheet, lookedUp, fontPreloads } = checkInput(html, css, options)
   if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], inlinedWhole: [], stillBlocking: [], edits: [] }
 
   const rules = STRATEGIES[strategy]
   const outline = scanHtml(html, { readBody: (head) => (rules.needsBodyEnd(head) ? 'all' : 'links') })
   const styleText = neutraliseCss(css)
-  const style = `<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
+  const preloads = fontPreloads.map((url) => `<link rel="preload" as="font"${WOFF2.test(url) ? ' type="font/woff2"' : ''} href="${escapeAttribute(url)}" crossorigin ${CRITICAL_STYLE_ATTRIBUTE}>`).join('')
+  const style = `${preloads}<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`
   const edits: InlineEdit[] = []
   const blocking = blockingLinks(outline)
   const href = (link: SourceTag): string => attribute(link, 'href')?.value ?? ''
@@ -169,6 +181,8 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   // With nothing left to load later, the critical CSS would repeat what the page holds whole.
   const withStyle = rewritten.length > 0 || whole.size === 0
 
+  // An earlier run's font preloads go: this run's, if any, come with its style.
+  for (const link of outline.criticalPreloads) edits.push({ start: link.start, end: link.end, text: '' })
   const [previous, ...extra] = outline.criticalStyles
   if (!withStyle) {
     for (const block of outline.criticalStyles) edits.push({ start: block.tag.start, end: block.end, text: '' })

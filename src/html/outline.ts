@@ -58,6 +58,8 @@ export interface HtmlOutline {
   openGraphUrl: string | null
   /** Earlier `<style data-critical-css>` elements in the head, with the end of their `</style>`. */
   criticalStyles: { tag: SourceTag; end: number }[]
+  /** Font preloads an earlier run put in the head (`<link rel="preload" as="font" data-critical-css>`): a new run replaces them. */
+  criticalPreloads: SourceTag[]
   /**
    * Where stylesheets moved out of the head go: before the body's first stylesheet or
    * `<style>` (so the cascade keeps its order), else before `</body>`, else `</html>`,

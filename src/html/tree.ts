@@ -149,6 +149,7 @@ function emptyOutline(html: string): HtmlOutline {
     baseHref: null,
     openGraphUrl: null,
     criticalStyles: [],
+    criticalPreloads: [],
     bodyEnd: null,
     bodyOpened: false,
   }

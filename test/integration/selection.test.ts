@@ -194,4 +194,28 @@ describe('the folder command', () => {
     expect(said).toContain('.menu.is-open{display:block;background:#c00}')
     expect(said).not.toContain('cookie-banner')
   })
+
+  it('with preloadFonts, the font the critical CSS uses is preloaded before it and fetched once; a second run changes nothing', async () => {
+    const dist = await folder(root, 'fonts')
+    await processDirectory(dist, { preloadFonts: true }, { root, logger: quiet(), env: {} })
+    const html = await readFile(join(dist, 'index.html'), 'utf8')
+    const preload = '<link rel="preload" as="font" type="font/woff2" href="/brand.woff2" crossorigin data-critical-css>'
+    expect(html).toContain(`${preload}<style data-critical-css>`)
+    expect(html.split(preload)).toHaveLength(2)
+    const again = await processDirectory(dist, { preloadFonts: true }, { root, logger: quiet(), env: {} })
+    expect(again.written).toEqual([])
+
+    // The preload is the request the face uses: a preload that did not match it (no crossorigin) would be fetched a second time.
+    const served = await serveFiles({ '/index.html': html, '/menu.css': MENU_CSS, '/brand.woff2': 'not a font' })
+    const context = await browser.newContext()
+    try {
+      const tab = await context.newPage()
+      await tab.goto(`${served.origin}/index.html`, { waitUntil: 'load' })
+      await tab.evaluate(() => document.fonts.ready)
+      expect(served.requests.filter((path) => path === '/brand.woff2')).toEqual(['/brand.woff2'])
+    } finally {
+      await context.close()
+      await served.close()
+    }
+  })
 })

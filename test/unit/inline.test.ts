@@ -533,6 +533,20 @@ describe('the loader strategy', () => {
     expect(inlineCriticalCss(once.html, 'p{}', options).html).toBe(inlineCriticalCss(page, 'p{}', options).html)
   })
 
+  it('font preloads go before the critical style, marked; a second run replaces them, and one with none removes them', () => {
+    const page = '<head><link rel="stylesheet" href="/a.css"></head><body></body>'
+    const fonts = ['/f/inter.woff2', '../f/a&b.ttf']
+    const once = inlineCriticalCss(page, CSS, { preload: 'media', fontPreloads: fonts })
+    expect(once.html).toBe(
+      `<head><link rel="preload" as="font" type="font/woff2" href="/f/inter.woff2" crossorigin data-critical-css><link rel="preload" as="font" href="../f/a&amp;b.ttf" crossorigin data-critical-css>${STYLE}<link rel="stylesheet" href="/a.css" media="print" fetchpriority="high" onload="this.media='all'"><noscript><link rel="stylesheet" href="/a.css"></noscript></head><body></body>`,
+    )
+    // The preloads are not the page's stylesheets: nothing else changes on the next run.
+    expect(inlineCriticalCss(once.html, CSS, { preload: 'media', fontPreloads: fonts })).toMatchObject({ html: once.html, changed: false })
+    expect(inlineCriticalCss(once.html, CSS, { preload: 'media', fontPreloads: ['/f/other.woff2'] }).html).toBe(inlineCriticalCss(page, CSS, { preload: 'media', fontPreloads: ['/f/other.woff2'] }).html)
+    expect(inlineCriticalCss(once.html, CSS, { preload: 'media' }).html).toBe(inlineCriticalCss(page, CSS, { preload: 'media' }).html)
+    expect(() => inlineCriticalCss(page, CSS, { fontPreloads: [''] })).toThrow('The `fontPreloads` option must be an array of font URLs.')
+  })
+
   it("an earlier version's output (marked preloads, its own loader script) is left as it is but for the style", () => {
     const old = `<head>${STYLE}<link rel="preload" as="style" href="/a.css" data-critical-css-preload><noscript><link rel="stylesheet" href="/a.css"></noscript><script src="/critical-css-loader.43f2ba8b.js" async></script></head><body></body>`
     expect(inlineCriticalCss(old, CSS, { loaderSrc: '/l.js' })).toMatchObject({ html: old, deferred: [], stillBlocking: [] })
