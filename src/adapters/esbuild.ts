@@ -34,7 +34,7 @@ function inMemoryFiles(files: readonly OutputFile[], outdir: string): Map<string
 /** esbuild's output held in memory (`write: false`). */
 function memoryOutput(memory: Map<string, Uint8Array>): BuildOutput {
   const read = async (file: string): Promise<Uint8Array | null> => memory.get(file) ?? null
-  return { read, lazySheets: () => sheetsNamedByScripts([...memory.keys()], read) }
+  return { read, files: async () => [...memory.keys()], lazySheets: () => sheetsNamedByScripts([...memory.keys()], read) }
 }
 
 /** esbuild writes a page only as an entry point (the `copy` or `file` loader) or from a plugin named for HTML. */

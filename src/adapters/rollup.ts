@@ -79,6 +79,7 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
   }
   const output: BuildOutput = {
     read,
+    files: async () => Object.keys(bundle),
     lazySheets: () => lazySheets(bundle, read),
     staticDirs: target.staticDirs ?? [],
   }

@@ -97,6 +97,7 @@ export function applyWebpackLike(compiler: CompilerLike, session: BuildSession):
             // Every asset as the compilation holds it now (the HTML before ours edits it).
             output: {
               read: async (file) => compilation.getAsset(file)?.source.buffer() ?? null,
+              files: async () => compilation.getAssets().map((asset) => asset.name),
               // An async chunk's CSS is linked by the runtime when the chunk loads; an initial chunk's never is (it counts as loaded).
               lazySheets: async () => new Set([...compilation.chunks].filter((chunk) => !chunk.canBeInitial()).flatMap((chunk) => [...chunk.files].filter((file) => file.endsWith('.css')))),
             },

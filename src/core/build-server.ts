@@ -14,6 +14,8 @@ import { servedFromBuild } from './site-origin.ts'
 export interface BuildOutput {
   /** A file of the output (relative, `/` separators) as the bundler holds it now; null when it has none. */
   read(file: string): Promise<string | Uint8Array | null>
+  /** Every file of the output (relative, `/` separators), as the bundler holds them now. */
+  files(): Promise<readonly string[]>
   /**
    * The output's stylesheets (relative, `/` separators) its scripts may still ask for once a
    * page runs: a lazily loaded chunk's, which its loader links when it finds no `<link>` for it.
@@ -191,12 +193,9 @@ export async function sheetsNamedByScripts(files: readonly string[], read: Build
 /** A directory on disk as a build output (a built folder, esbuild writing its outdir). */
 export function directoryOutput(dir: string): BuildOutput {
   const read = (file: string): Promise<Buffer | null> => fromDirs([dir], file)
-  return {
-    read,
-    lazySheets: async () => {
-      const entries = await readdir(dir, { recursive: true, withFileTypes: true })
-      const files = entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'))
-      return sheetsNamedByScripts(files, read)
-    },
+  const files = async (): Promise<string[]> => {
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+    return entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'))
   }
+  return { read, files, lazySheets: async () => sheetsNamedByScripts(await files(), read) }
 }

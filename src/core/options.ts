@@ -88,18 +88,19 @@ export interface Options {
    * fold (their media queries still apply): states a script toggles after first paint, which
    * no render sees. Compared with each selector of a rule as CSS writes it, spacing aside
    * (`.menu.is-open` keeps `.menu.is-open{…}` and `.menu.is-open, .x{…}`'s first part, not
-   * `.menu .is-open`). Strings only: a RegExp is not supported. At most 200, each 1–300
-   * characters. Sent to a remote service as `keep`. Default: none.
-   * @example ['.menu.is-open', '.modal-backdrop']
+   * `.menu .is-open`). A RegExp keeps every selector of the build's own stylesheets it
+   * matches (`/^\.modal/`): they are found in the build and sent as strings. At most 200
+   * selectors in all, each 1–300 characters. Sent to a remote service as `keep`. Default: none.
+   * @example ['.menu.is-open', /^\.modal-/]
    */
-  keep?: string[]
+  keep?: (string | RegExp)[]
   /**
    * Selectors whose rules are never in the critical CSS, even above the fold (compared as
-   * `keep`'s are). Strings only: a RegExp is not supported. At most 200, each 1–300
+   * `keep`'s are; a RegExp as for `keep`). At most 200 selectors in all, each 1–300
    * characters. Sent to a remote service as `drop`. Default: none.
-   * @example ['.cookie-banner']
+   * @example ['.cookie-banner', /^\.ad-/]
    */
-  drop?: string[]
+  drop?: (string | RegExp)[]
   /**
    * Other states of `<html>` a visitor may arrive in, set by a head script before first
    * paint (a theme from localStorage): each is rendered too, and the rules its first screen
@@ -197,6 +198,8 @@ export interface ResolvedOptions {
   thirdParty: ThirdPartyPolicy | null
   /** `keep`, `drop`, `states`, `keepFontFaces` and `keepKeyframes` together; null: all at their defaults, and nothing sent. */
   selection: Selection | null
+  /** `keep` and `drop`'s RegExps, matched against the build's stylesheets when a build runs (core/selection-patterns.ts); null: none. */
+  selectionPatterns: SelectionPatterns | null
   preloadFonts: boolean
   nonce: string | null
   /** Null: the mode sizes it (the plan's pace in remote mode, the browser's workers in embedded mode). */
@@ -240,12 +243,17 @@ const TOKEN_RULE = 'must be 16–256 printable ASCII characters without spaces'
 const { maxSelectors, minSelectorChars, maxSelectorChars, maxStates } = SELECTION_LIMITS
 const selectors = z
   .array(
-    z
-      // Only the type's own message: the length has its own below.
-      .string({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a selector string (a RegExp is not supported)' : undefined) })
-      .min(minSelectorChars, `must be a selector of ${minSelectorChars}–${maxSelectorChars} characters`)
-      .max(maxSelectorChars, `must be a selector of ${minSelectorChars}–${maxSelectorChars} characters`)
-      .refine((value) => value.trim() !== '', 'must be a selector, not blank'),
+    z.union(
+      [
+        z
+          .string()
+          .min(minSelectorChars, `must be a selector of ${minSelectorChars}–${maxSelectorChars} characters`)
+          .max(maxSelectorChars, `must be a selector of ${minSelectorChars}–${maxSelectorChars} characters`)
+          .refine((value) => value.trim() !== '', 'must be a selector, not blank'),
+        z.instanceof(RegExp),
+      ],
+      { error: 'must be a selector string or a RegExp' },
+    ),
   )
   .max(maxSelectors, `must have at most ${maxSelectors} entries`)
 
@@ -440,7 +448,8 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
     viewports: value.viewports ?? DEFAULT_VIEWPORTS.map((viewport) => ({ ...viewport })),
     preload: value.preload ?? DEFAULT_PRELOAD,
     thirdParty: value.thirdParty ?? null,
-    selection: normalizeSelection({ keep: value.keep, drop: value.drop, states: value.states, fontFaces: value.keepFontFaces, keyframes: value.keepKeyframes }),
+    selection: normalizeSelection({ keep: strings(value.keep), drop: strings(value.drop), states: value.states, fontFaces: value.keepFontFaces, keyframes: value.keepKeyframes }),
+    selectionPatterns: patterns(value.keep, value.drop),
     preloadFonts: value.preloadFonts ?? false,
     nonce: value.nonce ?? null,
     concurrency: value.concurrency ?? null,
@@ -556,4 +565,20 @@ export function enabledFor(options: ResolvedOptions, build: BuildKind): boolean 
   const enabled = options.enabled ?? (build.production && !build.watch && !build.pageless)
   if (enabled) assertRunnable(options)
   return enabled
+}
+
+/** `keep`/`drop`'s RegExps are matched against a build's stylesheets, which are not known yet. */
+export interface SelectionPatterns {
+  keep: RegExp[]
+  drop: RegExp[]
+}
+
+function strings(list: readonly (string | RegExp)[] | undefined): string[] | undefined {
+  return list?.filter((entry) => typeof entry === 'string')
+}
+
+function patterns(keep: readonly (string | RegExp)[] | undefined, drop: readonly (string | RegExp)[] | undefined): SelectionPatterns | null {
+  const only = (list: readonly (string | RegExp)[] | undefined): RegExp[] => (list ?? []).filter((entry) => entry instanceof RegExp)
+  const found = { keep: only(keep), drop: only(drop) }
+  return found.keep.length + found.drop.length > 0 ? found : null
 }

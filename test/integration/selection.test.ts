@@ -195,6 +195,14 @@ describe('the folder command', () => {
     expect(said).not.toContain('cookie-banner')
   })
 
+  it('keep and drop as RegExps: the selectors they match in the folder’s stylesheets are kept and dropped as if written out', async () => {
+    const dist = await folder(root, 'patterns')
+    await processDirectory(dist, { keep: [/^\.menu\.is-/], drop: [/cookie/] }, { root, logger: quiet(), env: {} })
+    const css = CRITICAL.exec(await readFile(join(dist, 'index.html'), 'utf8'))?.[1] ?? ''
+    expect(css).toContain('.menu.is-open{display:block;background:#c00}')
+    expect(css).not.toContain('cookie-banner')
+  })
+
   it('with preloadFonts, the font the critical CSS uses is preloaded before it and fetched once; a second run changes nothing', async () => {
     const dist = await folder(root, 'fonts')
     await processDirectory(dist, { preloadFonts: true }, { root, logger: quiet(), env: {} })

@@ -17,7 +17,7 @@ function output(files: Record<string, string>): BuildOutput & { reads: string[] 
       reads.push(file)
       return files[file] ?? null
     },
-    lazySheets: async () => new Set(),
+    files: async () => [], lazySheets: async () => new Set(),
   }
 }
 

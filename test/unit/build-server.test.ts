@@ -41,7 +41,7 @@ describe('serveBuild', () => {
     await mkdir(join(dir, 'img'))
     await writeFile(join(dir, 'img', 'logo.svg'), '<svg/>')
     await writeFile(join(dir, 'assets-site.css'), 'from public')
-    server = await serveBuild({ read: async (file) => bundle.get(file) ?? null, lazySheets: async () => new Set(), staticDirs: [dir] }, '/app/')
+    server = await serveBuild({ read: async (file) => bundle.get(file) ?? null, files: async () => [], lazySheets: async () => new Set(), staticDirs: [dir] }, '/app/')
   })
   afterAll(async () => {
     await server.close()

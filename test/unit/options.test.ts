@@ -174,8 +174,16 @@ describe('keep, drop, states, keepFontFaces, keepKeyframes: the user’s say ove
     })
   })
 
-  it('refuse an entry that is not a selector string, naming the option and the entry', () => {
-    expect(rejection({ keep: ['.ok', /\.menu/] })).toContain('option `keep[1]`: must be a selector string (a RegExp is not supported)')
+  it('keep and drop take RegExps beside strings, held apart to be matched against a build’s stylesheets', () => {
+    const menu = /^\.menu/
+    const resolved = resolveOptions({ keep: ['.open', menu], drop: [/ad-/] }, {})
+    expect(resolved.selection).toEqual({ keep: ['.open'] })
+    expect(resolved.selectionPatterns).toEqual({ keep: [menu], drop: [/ad-/] })
+    expect(resolveOptions({ keep: ['.open'] }, {}).selectionPatterns).toBeNull()
+  })
+
+  it('refuse an entry that is neither a selector string nor a RegExp, naming the option and the entry', () => {
+    expect(rejection({ keep: ['.ok', 42] })).toContain('option `keep[1]`: must be a selector string or a RegExp')
     expect(rejection({ drop: [''] })).toContain('option `drop[0]`: must be a selector of 1–300 characters')
     expect(rejection({ drop: ['  '] })).toContain('option `drop[0]`: must be a selector, not blank')
     expect(rejection({ drop: ['.x'.repeat(151)] })).toContain('option `drop[0]`: must be a selector of 1–300 characters')

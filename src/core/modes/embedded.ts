@@ -7,6 +7,7 @@
  * The same lookup of those stylesheets finds a page whose own sheets the build lacks (a
  * missing or wrong base), before it is rendered into an unstyled nothing.
  */
+import { buildSelection } from '../selection-patterns.ts'
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
 import type { CriticalCssClient } from '../../client/types.ts'
@@ -73,6 +74,8 @@ export function embeddedMode(options: ResolvedOptions): Mode {
     begin: () => void start(),
     async open({ output, base }) {
       if (output === undefined) throw new TypeError('embedded mode needs the build output')
+      // keep/drop's RegExps, as the strings they match in this build's stylesheets: what is rendered and what keys the cache.
+      const selection = await buildSelection(options, output)
       // The site's own absolute URLs (a theme's `absURL` links) are served from this build, never fetched.
       site = await serveBuild(output, base, options.siteUrl)
       const served = site
@@ -95,7 +98,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           const contents = [contentHashOfParts((part) => renderKeyParts(html, part)), ...(await hashes(html, page.url)), ...site]
           // The page by where it is served (path and query, below the base), not by its file: the CSS's url()s follow the base.
           const url = new URL(page.url)
-          return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, contents })
+          return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, selection, contents })
         },
         async missingSheets(page, html) {
           const own = (await Promise.all(linkedSheets(html, page.url).map(sheets))).filter((sheet) => sheet !== null)
@@ -116,7 +119,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
           // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
-          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, concurrency, advice: () => null })
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency, advice: () => null })
         },
       }
     },

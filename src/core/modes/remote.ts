@@ -5,6 +5,7 @@
  * the env-var advice is this mode's, not the client's. A wrong address fails the build on
  * the first request (the client's `failFastOnWrongAddress`).
  */
+import { buildSelection } from '../selection-patterns.ts'
 import { createClient } from '../../client/client.ts'
 import type { ClientEvent, CriticalCssClient } from '../../client/types.ts'
 import { BadRequestError, NotFoundError, UnauthorizedError, WrongAddressError, describeBaseUrl } from '../../client/errors.ts'
@@ -153,13 +154,15 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
     async open({ base, cacheDir, output }) {
       // This build's own stylesheets: what a result is kept for, and what the deployed site's CSS is held to.
       const sheetHashes = output ? stylesheetHashes(buildFileFinder(output, base), options.siteUrl?.origin ?? '') : null
+      // keep/drop's RegExps, as the strings they match in this build's stylesheets: what the service is sent and what keys the cache.
+      const selection = await buildSelection(options, output)
       return {
         name,
         plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
         prefix: pagesPrefix(base, options.siteUrl),
         shown: (page) => page.url,
         cacheKey: async (page, html) =>
-          cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, ...(sheetHashes ? { contents: await sheetHashes(html, page.url) } : {}) }),
+          cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty, selection, ...(sheetHashes ? { contents: await sheetHashes(html, page.url) } : {}) }),
         ...(output ? { checkAgainstBuild: deployedSheetsCheck(output, base) } : {}),
         async renderer(count, logger, signal) {
           const { client, pace, hear } = start(cacheDir, signal)
@@ -168,7 +171,7 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
           const concurrency = pagesInFlight(known, options, count)
           const held = pacing(known, client.lastUsage, count, concurrency)
           if (held !== null) logger.info(held.line)
-          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection: options.selection, concurrency, advice: remoteAdvice(options.words), pacing: held?.note ?? null })
+          return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency, advice: remoteAdvice(options.words), pacing: held?.note ?? null })
         },
       }
     },
