@@ -42,6 +42,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { PNG } from 'pngjs'
 import { DEFAULT_VIEWPORTS, type JobNetwork, type Viewport } from '../src/contract/api-contract.ts'
 import { unreadSheet } from '../src/core/network-notes.ts'
 import type { Engine } from '../src/engine/engine.ts'
@@ -96,6 +97,12 @@ interface Row {
   oursAlone: number | null
   /** The document's scrollWidth with the full CSS, and with each tool's critical CSS only (null when the tool failed). */
   widths: { full: number } & Record<Tool, number | null>
+  /**
+   * The final page (issue 49): the whole page as the build writes it (ours inlined, the rest
+   * loaded as the default strategy loads it), settled, against the page as built; null when
+   * ours failed. `sizes` differ when one is taller or wider.
+   */
+  final: { ratio: number; sizes: [string, string] } | null
 }
 
 /** Per page: what the build's output does with the stylesheets this machine cannot fetch. */
@@ -199,15 +206,33 @@ async function readSheets(html: string, pageUrl: string): Promise<{ cssString: s
   return { cssString: parts.join('\n'), unfetchable }
 }
 
-/** The `href`s (absolute) the page as the build writes it loads without blocking render: the default strategy, as core/run.ts applies it. */
-function deferredByBuild(html: string, pageUrl: string, ours: Generated): string[] {
+/** The page as the build writes it with ours: the default strategy, as core/run.ts applies it, and the file it needs beside the page. */
+function builtPage(html: string, pageUrl: string, ours: Generated): { html: string; deferred: string[]; files: Record<string, string> } {
   const { asset } = STRATEGIES[DEFAULT_PRELOAD]
   const result = inlineCriticalCss(html, ours.css, {
     preload: DEFAULT_PRELOAD,
     ...(asset ? { loaderSrc: `/${asset.file}` } : {}),
     keepBlocking: unreadSheet(ours.network, pageUrl),
   })
-  return result.deferred.map((href) => new URL(href, pageUrl).href)
+  return { html: result.html, deferred: result.deferred.map((href) => new URL(href, pageUrl).href), files: asset ? { [`/${asset.file}`]: asset.text } : {} }
+}
+
+/** The `href`s (absolute) the page as the build writes it loads without blocking render. */
+function deferredByBuild(html: string, pageUrl: string, ours: Generated): string[] {
+  return builtPage(html, pageUrl, ours).deferred
+}
+
+/** The final page of ours against the page as built: both whole, settled. */
+async function finalPage(shooter: Shooter, url: string, html: string, ours: Generated, viewport: Viewport): Promise<Row['final']> {
+  const built = builtPage(html, url, ours)
+  const plain = await shooter.shootFinal(url, html, viewport)
+  const processed = await shooter.shootFinal(url, built.html, viewport, built.files)
+  const size = (png: Buffer): string => {
+    const { width, height } = PNG.sync.read(png)
+    return `${width}x${height}`
+  }
+  const sizes: [string, string] = [size(plain.png), size(processed.png)]
+  return { ratio: sizes[0] === sizes[1] ? diff(plain.png, processed.png).ratio : 1, sizes }
 }
 
 const vp = ({ width, height }: Viewport): string => `${width}×${height}`
@@ -300,7 +325,9 @@ try {
               worst.set(tool, { over, label: `${site.name}${page.replace(/\//g, '_')}-${viewport.width}x${viewport.height}`, original: original.png, critical: critical.png, diff: result.png })
             }
           }
+          const final = union ? await attempt(`${where}: final page`, () => finalPage(shooter!, url, html, union, viewport)) : null
           rows.push({
+            final,
             site: site.name,
             page,
             viewport,
@@ -353,6 +380,7 @@ for (const site of sites) {
       'ours B (union)': num(row.bytes.ours),
       'beasties B': num(row.bytes.beasties),
       'penthouse B': num(row.bytes.penthouse),
+      'final page ours %': engine ? (row.final ? `${pct(row.final.ratio)}${row.final.sizes[0] === row.final.sizes[1] ? '' : ` (${row.final.sizes.join(' vs ')})`}` : 'error') : '—',
       'ours ms': num(row.ms.ours),
       'ours ms (alone)': num(row.oursAlone),
       'penthouse ms': num(row.ms.penthouse),
@@ -436,6 +464,13 @@ const checks: Check[] = []
 if (engine) {
   checks.push(
     pixelCheck('ours'),
+    check(
+      'ours: the final page (as the build writes it, settled) is the page as built, pixel for pixel',
+      rows.map((row) => {
+        if (row.final === null) return { ok: false, score: Infinity, text: `${where(row)}: failed` }
+        return { ok: row.final.ratio === 0, score: row.final.ratio, text: `${where(row)}: ${pct(row.final.ratio)} %${row.final.sizes[0] === row.final.sizes[1] ? '' : ` (${row.final.sizes.join(' vs ')})`}` }
+      }),
+    ),
     // The pixel slack does not see a document that grew sideways: on a phone it moves what spans the layout viewport (a fixed navbar's toggler) off the first screen.
     check(
       'ours: document width (scrollWidth) as with the full CSS',

@@ -25,6 +25,12 @@ export interface Shooter {
   version: string
   /** The first viewport of `url` rendered from `html`. */
   shoot(url: string, html: string, viewport: Viewport): Promise<Shot>
+  /**
+   * The whole page of `url` rendered from `html` once it has settled: the network idle,
+   * every stylesheet applied with its own media (the loader's held ones given back), fonts in.
+   * `files`: same-origin paths answered with these texts (the loader script a build emits).
+   */
+  shootFinal(url: string, html: string, viewport: Viewport, files?: Record<string, string>): Promise<Shot>
   close(): Promise<void>
 }
 
@@ -69,6 +75,34 @@ export async function createShooter(executablePath: string, args: string[]): Pro
           return document.documentElement.scrollWidth
         })
         return { png: await page.screenshot({ animations: 'disabled', caret: 'hide', type: 'png' }), scrollWidth }
+      } finally {
+        await context.close()
+      }
+    },
+    async shootFinal(url, html, viewport, files = {}) {
+      const context = await browser.newContext(deviceOf(viewport))
+      try {
+        await context.route((u) => (u.protocol === 'http:' || u.protocol === 'https:') && !isLoopback(u), (route) => route.abort('addressunreachable'))
+        const page = await context.newPage()
+        const origin = new URL(url).origin
+        await page.route(
+          (u) => u.origin === origin && u.pathname in files,
+          (route) => route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: files[new URL(route.request().url()).pathname]! }),
+        )
+        await page.route(
+          (u) => u.href === url,
+          (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: withStyle(html, NO_MOTION) }),
+        )
+        await page.goto(url, { waitUntil: 'load', timeout: 30_000 })
+        await page.waitForLoadState('networkidle', { timeout: 10_000 }).catch(() => {})
+        const scrollWidth = await page.evaluate(async () => {
+          // The loader gives the held links their media back once all have loaded: the page is final after that.
+          for (let waited = 0; waited < 5000 && document.querySelector('link[data-critical-css-media][media="print"]'); waited += 50) await new Promise((done) => setTimeout(done, 50))
+          await document.fonts.ready
+          await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))
+          return document.documentElement.scrollWidth
+        })
+        return { png: await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide', type: 'png' }), scrollWidth }
       } finally {
         await context.close()
       }
