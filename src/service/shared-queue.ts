@@ -30,7 +30,7 @@ import { requirePeer } from './peer.ts'
 import type { QueueOptions } from './queue-options.ts'
 import { renderJob } from './render-job.ts'
 import { whileUnavailable } from './store-retry.ts'
-import { describeRedisUrl, redisConnection, takeTurn } from './store/redis.ts'
+import { describeRedisUrl, endRedisConnection, redisConnection, takeTurn } from './store/redis.ts'
 import { StoreUnavailableError, type StoredJob } from './store/types.ts'
 
 const QUEUE_NAME = 'ucc-render'
@@ -46,6 +46,10 @@ const ORPHAN_AFTER_MS = 10_000
 const LOST_CHECK_EVERY_MS = 1_000
 /** How long a close waits, once it aborted the renders still running, for their jobs to be handed back to the queue. */
 const ABORTED_JOBS_END_MS = 2000
+/** How long a close with no job in flight lets BullMQ say QUIT to a Redis that is there. */
+const QUIT_GRACE_MS = 1_000
+/** How long a close waits, once its connections stopped coming back, for BullMQ's close to see them fail (their retries are at most 500 ms apart). */
+const GIVE_UP_MS = 2000
 /** How long a close waits for a connection still connecting, to end it cleanly. */
 const CONNECTING_GRACE_MS = 1_000
 
@@ -78,12 +82,14 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
   const queue: Queue = new QueueClass(QUEUE_NAME, { connection })
   queue.on('error', () => {})
   const stop = new AbortController()
+  /** Aborted when a close has waited long enough: the worker's connections stop coming back (see redisConnection). */
+  const giveUp = new AbortController()
   let worker: Worker | null = null
   let workerConnection: ReturnType<typeof redisConnection> | null = null
   const engine = options.engine
 
   if (engine !== null) {
-    workerConnection = redisConnection(options.redisUrl, { failFast: false })
+    workerConnection = redisConnection(options.redisUrl, { failFast: false, until: giveUp.signal })
     worker = new WorkerClass(QUEUE_NAME, (bullJob: BullJob<{ id: string }>) => run(bullJob.data.id), {
       connection: workerConnection,
       concurrency: options.workers,
@@ -225,22 +231,32 @@ export function openSharedQueue(options: SharedQueueOptions): RenderQueue {
       await settlesWithin(Promise.allSettled([queue.waitUntilReady(), worker?.waitUntilReady()]), CONNECTING_GRACE_MS)
       if (worker) {
         const closing = worker.close()
-        if (!(await settlesWithin(closing, graceMs))) {
+        // Jobs in flight get the grace; with none, a close that takes longer than a QUIT waits for a Redis that is away.
+        let ended = await settlesWithin(closing, running.size > 0 ? graceMs : QUIT_GRACE_MS)
+        if (!ended && running.size > 0) {
           // Jobs still rendering are aborted and go back to BullMQ for another worker. Aborted,
           // they end at once and are handed back on the worker's connection: that is let finish,
           // so no write reaches a connection closed under it.
           stop.abort(new Error('The service is shutting down.'))
-          if (!(await settlesWithin(closing, ABORTED_JOBS_END_MS))) await worker.close(true)
+          ended = await settlesWithin(closing, ABORTED_JOBS_END_MS)
+        }
+        if (!ended) {
+          // Still closing: BullMQ's QUITs wait in a connection's queue while Redis is away (a
+          // second, forced close would only return this one). Its connections stop coming back,
+          // what they hold fails, and the close ends.
+          giveUp.abort()
+          await settlesWithin(closing, GIVE_UP_MS)
         }
       }
       stop.abort(new Error('The service is shutting down.'))
       await queue.close()
       // BullMQ leaves a connection it was given open. One still connecting is let finish
       // first (briefly): ended mid-handshake, ioredis rejects its own ready check unheard.
+      giveUp.abort()
       for (const client of [connection, workerConnection]) {
         if (client === null) continue
         if (client.status === 'connecting' || client.status === 'connect') await once(client, 'ready', { signal: AbortSignal.timeout(CONNECTING_GRACE_MS) }).catch(() => {})
-        await client.quit().catch(() => client.disconnect())
+        await endRedisConnection(client)
       }
     },
   }

@@ -202,6 +202,24 @@ describe('service on Redis', () => {
     }
   }, 90_000)
 
+  it('closes while Redis cannot be reached: the close ends (it waited for Redis for good before)', async () => {
+    const ent = 'tok_redis_ent_0123456789abc'
+    const proxy = await startRedisProxy(redis.port)
+    const service = await node({ redisUrl: proxy.url, tokens: [{ token: ent, plan: 'ent' }] })
+    running.splice(running.indexOf(service), 1)
+    const accepted = await call(service, GENERATE, { token: ent, body: { url: PAGE } })
+    expect(await untilDoneWithin(service, String(accepted.body.id), ent, 30_000)).toMatchObject({ status: 'done' })
+    await proxy.close()
+    // The service has seen Redis go: it answers 503.
+    let status = 0
+    for (let tries = 0; tries < 400 && status !== 503; tries++) {
+      status = (await call(service, '/api/critical-css/usage', { token: ent })).status
+      if (status !== 503) await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    expect(status).toBe(503)
+    await service.close()
+  }, 60_000)
+
   it('a render worker killed mid-job: another worker takes the job over and finishes it; an API node renders nothing', async () => {
     const ent = 'tok_redis_ent_0123456789abc'
     const apiEngine = createStubEngine()

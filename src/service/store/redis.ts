@@ -13,6 +13,7 @@
 import type { Redis as RedisClient, RedisOptions } from 'ioredis'
 import type { JobStatus } from '../../contract/api-contract.ts'
 import type { RateWindows, WindowDecision } from '../limits.ts'
+import { settlesWithin } from '../../shared/abortable.ts'
 import { requirePeer } from '../peer.ts'
 import { StoreUnavailableError, type JobStats, type Store, type StoredJob, type TokenRecord } from './types.ts'
 
@@ -133,19 +134,35 @@ export function describeRedisUrl(url: string): string {
  * A connection that comes back by itself within half a second of Redis, whatever the
  * outage's length. `failFast`: calls fail at once while Redis is away (requests get 503);
  * otherwise they wait for it (a queue worker's blocking reads, as BullMQ requires).
+ * `until`: once aborted, it (and every copy made of it, as BullMQ makes) stops trying to
+ * come back, and what waits for it fails: a close does not wait for a Redis that is away.
  */
-export function redisConnection(url: string, { failFast, lazy = false }: { failFast: boolean; lazy?: boolean }): RedisClient {
+export function redisConnection(url: string, { failFast, lazy = false, until }: { failFast: boolean; lazy?: boolean; until?: AbortSignal }): RedisClient {
   const Driver = loadDriver()
   const options: RedisOptions = {
     enableOfflineQueue: !failFast,
     maxRetriesPerRequest: failFast ? 0 : null,
-    retryStrategy: (times) => Math.min(50 * times, 500),
+    retryStrategy: (times) => (until?.aborted ? null : Math.min(50 * times, 500)),
     lazyConnect: lazy,
   }
   const client = new Driver(url, options)
   // Connection errors are said by the calls that meet them; unheard, they would be printed by ioredis.
   client.on('error', () => {})
   return client
+}
+
+/** How long a closing connection may take to say QUIT to a Redis that is there. */
+const QUIT_GRACE_MS = 1_000
+
+/**
+ * Ends a connection whatever Redis is doing: one that is connected says QUIT (what it still
+ * waits for comes first); one that is away or coming back is dropped, since a QUIT would
+ * wait in its queue for a Redis that may not come back.
+ */
+export async function endRedisConnection(client: RedisClient): Promise<void> {
+  if (client.status === 'end') return
+  if (client.status === 'ready' && (await settlesWithin(client.quit().catch(() => {}), QUIT_GRACE_MS))) return
+  client.disconnect()
 }
 
 /** True for the one process that takes this chore's turn, which lasts `ms`: a chore that any process could do is done by one at a time. */
@@ -315,7 +332,7 @@ export async function openRedisState(url: string): Promise<{ store: Store; windo
       return named.slice(cut + 1) >= notBefore ? named.slice(0, cut) : null
     },
     async close() {
-      await client.quit().catch(() => client.disconnect())
+      await endRedisConnection(client)
     },
   }
 
