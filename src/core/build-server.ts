@@ -170,7 +170,8 @@ export async function serveBuild(output: BuildOutput, base: string, site: URL | 
 }
 
 const SCRIPT_FILE = /\.m?js$/i
-const SHEET_FILE = /\.css$/i
+/** A stylesheet of the output, by its name. */
+export const SHEET_FILE = /\.css$/i
 
 /**
  * Of `files` (an output's, relative), the stylesheets a script among them names by file name:

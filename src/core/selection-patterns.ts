@@ -5,11 +5,10 @@
  */
 import { generate, parse, walk, type CssNode } from 'css-tree'
 import { normalizeSelection, SELECTION_LIMITS, type Selection } from '../contract/api-contract.ts'
-import type { BuildOutput } from './build-server.ts'
+import { SHEET_FILE, type BuildOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 import type { ResolvedOptions } from './options.ts'
 
-const SHEET_FILE = /\.css$/i
 const UTF8 = new TextDecoder('utf-8')
 
 /** The build's selection: `options.selection` with what `keep` and `drop`'s RegExps match in `output`'s stylesheets. */
