@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
-import { directoryOutput, sheetsNamedByScripts, type BuildOutput } from '../core/build-server.ts'
+import { directoryOutput, sheetsNamedByScripts, sourceSheetsOf, type BuildOutput } from '../core/build-server.ts'
 import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
@@ -97,7 +97,11 @@ export function setupEsbuild(build: PluginBuild, session: BuildSession): void {
         // esbuild's publicPath says where assets load from, not where pages are served.
         base: '/',
         root,
-        output: memory ? memoryOutput(memory) : directoryOutput(outdir),
+        output: {
+          ...(memory ? memoryOutput(memory) : directoryOutput(outdir)),
+          // The metafile's inputs are relative to the working directory.
+          sourceSheets: async () => sourceSheetsOf(Object.keys(result.metafile?.inputs ?? {}).map((input) => resolve(root, input))),
+        },
         logger: {
           info: (message) => {
             if (showInfo) process.stderr.write(`[${NAME}] ${message}\n`)

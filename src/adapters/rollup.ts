@@ -4,7 +4,7 @@
  * memory, before it is written and before writeBundle-time post-processing sees it.
  */
 import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
-import { sheetsNamedByScripts, type BuildOutput } from '../core/build-server.ts'
+import { sheetsNamedByScripts, sourceSheetsOf, type BuildOutput } from '../core/build-server.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
@@ -52,6 +52,8 @@ interface Target {
   framework?: Framework | null
   /** Adds a file to the bundle (`this.emitFile`). */
   emit(fileName: string, source: string): void
+  /** Every module of the build (`this.getModuleIds()`): its stylesheets hold the markers the minifier strips. */
+  moduleIds(): Iterable<string>
 }
 
 /** A Rollup-like `input` option as its list of entries (a string, an array, or named entries). */
@@ -81,9 +83,10 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
     read,
     files: async () => Object.keys(bundle),
     lazySheets: () => lazySheets(bundle, read),
+    sourceSheets: async () => sourceSheetsOf(target.moduleIds()),
     staticDirs: target.staticDirs ?? [],
   }
-  const { session, ...build } = target
+  const { session, moduleIds: _moduleIds, ...build } = target
   const { updated, assets, report } = await session.run({ ...build, html, output })
   for (const [file, text] of assets) if (!(file in bundle)) target.emit(file, text)
   for (const [file, text] of updated) bundle[file]!.source = text
@@ -156,6 +159,7 @@ export function viteHooks(session: BuildSession): Partial<VitePlugin> {
           framework,
           logger: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
           emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
+          moduleIds: () => this.getModuleIds(),
         })
       },
     },
@@ -168,6 +172,7 @@ interface RollupLikeContext {
   info(message: string): void
   warn(message: string): void
   emitFile(file: { type: 'asset'; fileName: string; source: string }): string
+  getModuleIds(): IterableIterator<string>
 }
 
 /** What this adapter reads of the build's input options. */
@@ -218,6 +223,7 @@ export function rollupHooks(session: BuildSession): RollupLikeHooks {
           root: process.cwd(),
           logger: { info: (message) => this.info(message), warn: (message) => this.warn(message) },
           emit: (fileName, source) => this.emitFile({ type: 'asset', fileName, source }),
+          moduleIds: () => this.getModuleIds(),
         })
       },
     },

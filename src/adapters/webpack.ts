@@ -3,6 +3,7 @@
  * emitted them (processAssets stage OPTIMIZE_INLINE); ours edits them right after, before
  * OPTIMIZE_TRANSFER, where compression and similar plugins read the final bytes.
  */
+import { sourceSheetsOf } from '../core/build-server.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import type { BuildSession } from '../core/session.ts'
@@ -40,6 +41,8 @@ interface CompilationLike {
   getLogger(name: string): { info(...args: unknown[]): void }
   /** webpack's and Rspack's chunks: each one's files, and whether a page may load it from its start. */
   chunks: Iterable<{ files: Iterable<string>; canBeInitial(): boolean }>
+  /** The modules the build read: a file's has its path (and query) as `resource`. */
+  modules: Iterable<object>
   hooks: {
     processAssets: { tapPromise(options: { name: string; stage: number }, callback: () => Promise<void>): void }
   }
@@ -100,6 +103,7 @@ export function applyWebpackLike(compiler: CompilerLike, session: BuildSession):
               files: async () => compilation.getAssets().map((asset) => asset.name),
               // An async chunk's CSS is linked by the runtime when the chunk loads; an initial chunk's never is (it counts as loaded).
               lazySheets: async () => new Set([...compilation.chunks].filter((chunk) => !chunk.canBeInitial()).flatMap((chunk) => [...chunk.files].filter((file) => file.endsWith('.css')))),
+              sourceSheets: async () => sourceSheetsOf([...compilation.modules].flatMap((module) => ('resource' in module && typeof module.resource === 'string' ? [module.resource] : []))),
             },
             logger: {
               info: (message) => logger.info(message),

@@ -6,7 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join, relative, resolve, sep } from 'node:path'
+import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { isHtmlFile, pageFiles, pagesPrefix, pathBelow } from './pages.ts'
 import { servedFromBuild } from './site-origin.ts'
 
@@ -21,6 +21,12 @@ export interface BuildOutput {
    * page runs: a lazily loaded chunk's, which its loader links when it finds no `<link>` for it.
    */
   lazySheets(): Promise<ReadonlySet<string>>
+  /**
+   * The project's stylesheet files the bundler read (absolute paths): where `critical-css:keep`
+   * and `critical-css:drop` markers are written before a minifier strips them. Absent: a
+   * built folder, whose own stylesheets are all there is.
+   */
+  sourceSheets?(): Promise<readonly string[]>
   /** Directories whose files are served as they are (Vite's public dir), after the bundle. */
   staticDirs?: readonly string[]
 }
@@ -172,6 +178,11 @@ export async function serveBuild(output: BuildOutput, base: string, site: URL | 
 const SCRIPT_FILE = /\.m?js$/i
 /** A stylesheet of the output, by its name. */
 export const SHEET_FILE = /\.css$/i
+
+/** The stylesheet files on disk among a bundler's module ids (a query or a virtual `\0` id is something else). */
+export function sourceSheetsOf(ids: Iterable<string>): string[] {
+  return [...ids].filter((id) => isAbsolute(id) && SHEET_FILE.test(id) && !id.includes('\0'))
+}
 
 /**
  * Of `files` (an output's, relative), the stylesheets a script among them names by file name:

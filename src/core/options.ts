@@ -198,7 +198,7 @@ export interface ResolvedOptions {
   thirdParty: ThirdPartyPolicy | null
   /** `keep`, `drop`, `states`, `keepFontFaces` and `keepKeyframes` together; null: all at their defaults, and nothing sent. */
   selection: Selection | null
-  /** `keep` and `drop`'s RegExps, matched against the build's stylesheets when a build runs (core/selection-patterns.ts); null: none. */
+  /** `keep` and `drop`'s RegExps, matched against the build's stylesheets when a build runs (core/build-selection.ts); null: none. */
   selectionPatterns: SelectionPatterns | null
   preloadFonts: boolean
   nonce: string | null

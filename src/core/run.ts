@@ -114,6 +114,7 @@ function createLimiter(limit: number): () => Promise<() => void> {
 /** `cacheDir`: where results are kept; null with the cache off. */
 export async function runPages(options: ResolvedOptions, input: RunInput, mode: ModeRun, cacheDir: string | null): Promise<RunResult> {
   const { logger } = input
+  for (const note of mode.notes) logger.warn(note)
   const started = performance.now()
   const startedAt = new Date().toISOString()
   const files = [...input.html.keys()].filter(isHtmlFile)

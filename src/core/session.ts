@@ -45,7 +45,7 @@ export function createBuildSession(options: ResolvedOptions): BuildSession {
     async run(input) {
       try {
         const cacheDir = cacheDirOf(options.cache, input.root)
-        const run = await mode.open({ base: input.base, cacheDir, output: input.output })
+        const run = await mode.open({ base: input.base, cacheDir, output: input.output, root: input.root })
         return await runPages(options, input, run, cacheDir)
       } finally {
         await release()

@@ -7,7 +7,7 @@
  * The same lookup of those stylesheets finds a page whose own sheets the build lacks (a
  * missing or wrong base), before it is rendered into an unstyled nothing.
  */
-import { buildSelection } from '../selection-patterns.ts'
+import { buildSelection } from '../build-selection.ts'
 import { availableParallelism } from 'node:os'
 import { createClient } from '../../client/client.ts'
 import type { CriticalCssClient } from '../../client/types.ts'
@@ -72,10 +72,10 @@ export function embeddedMode(options: ResolvedOptions): Mode {
   }
   return {
     begin: () => void start(),
-    async open({ output, base }) {
+    async open({ output, base, root }) {
       if (output === undefined) throw new TypeError('embedded mode needs the build output')
-      // keep/drop's RegExps, as the strings they match in this build's stylesheets: what is rendered and what keys the cache.
-      const selection = await buildSelection(options, output)
+      // keep/drop with what their RegExps match and the markers mark in this build's stylesheets: what is rendered and what keys the cache.
+      const { selection, notes } = await buildSelection(options, output, root)
       // The site's own absolute URLs (a theme's `absURL` links) are served from this build, never fetched.
       site = await serveBuild(output, base, options.siteUrl)
       const served = site
@@ -85,6 +85,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
       const bases = baseCheck(output)
       return {
         name: NAME,
+        notes,
         plan: (files) => planPages(options.pages?.map((page) => onBuildServer(page, options.siteUrl, served.siteUrl)) ?? null, files, { siteUrl: served.siteUrl, base }),
         prefix: served.siteUrl.pathname,
         // The port changes every build: the path is what names the page.

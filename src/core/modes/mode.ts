@@ -31,6 +31,8 @@ export interface ModeBuild {
   cacheDir: string | null
   /** The whole build output (embedded mode serves it to its browser). */
   output: BuildOutput | undefined
+  /** The project root: what warnings name the project's files relative to. */
+  root: string
 }
 
 /** The mode as one build's run sees it. */
@@ -41,6 +43,8 @@ export interface ModeRun {
   plan(files: readonly string[]): Page[]
   /** The URL path the output directory is served at (`/`, `/project/`): the rendered CSS names the build's files below it. */
   readonly prefix: string
+  /** What the run warns about once before its pages (markers that name no rule of the build). */
+  readonly notes: readonly string[]
   /** What reports and warnings call a page. */
   shown(page: Page): string
   /** Where a page's result is kept in the cache (`html`: the page as emitted). */

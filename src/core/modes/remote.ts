@@ -5,7 +5,7 @@
  * the env-var advice is this mode's, not the client's. A wrong address fails the build on
  * the first request (the client's `failFastOnWrongAddress`).
  */
-import { buildSelection } from '../selection-patterns.ts'
+import { buildSelection } from '../build-selection.ts'
 import { createClient } from '../../client/client.ts'
 import type { ClientEvent, CriticalCssClient } from '../../client/types.ts'
 import { BadRequestError, NotFoundError, UnauthorizedError, WrongAddressError, describeBaseUrl } from '../../client/errors.ts'
@@ -151,13 +151,14 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
   const start = (cacheDir: string | null, signal?: AbortSignal): RemoteStart => (started ??= beginRemote(options, service, cacheDir, signal))
   return {
     begin: (cacheDir) => void start(cacheDir),
-    async open({ base, cacheDir, output }) {
+    async open({ base, cacheDir, output, root }) {
       // This build's own stylesheets: what a result is kept for, and what the deployed site's CSS is held to.
       const sheetHashes = output ? stylesheetHashes(buildFileFinder(output, base), options.siteUrl?.origin ?? '') : null
-      // keep/drop's RegExps, as the strings they match in this build's stylesheets: what the service is sent and what keys the cache.
-      const selection = await buildSelection(options, output)
+      // keep/drop with what their RegExps match and the markers mark in this build's stylesheets: what the service is sent and what keys the cache.
+      const { selection, notes } = await buildSelection(options, output, root)
       return {
         name,
+        notes,
         plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
         prefix: pagesPrefix(base, options.siteUrl),
         shown: (page) => page.url,
