@@ -199,9 +199,10 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
 
   for (const [link, text] of whole) edits.push({ start: link.start, end: link.end, text: wholeStyle(link, text, nonce) })
   const withAsset = assetPlace(rewritten, blocking)
+  const pageLooksUp = rewritten.some((link) => lookedUp(asciiTrim(href(link))))
   let atBodyEnd = ''
   for (const link of rewritten) {
-    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset, lookedUp: lookedUp(asciiTrim(href(link))) })
+    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset, lookedUp: lookedUp(asciiTrim(href(link))), pageLooksUp })
     edits.push({ start: link.start, end: link.end, text: edit.inPlace })
     atBodyEnd += edit.atBodyEnd
   }

@@ -58,8 +58,10 @@ export interface Strategy {
   readonly asset: StrategyAsset | null
   /**
    * Whether a link it defers stops being a `rel="stylesheet"` link in its place for a while
-   * (`swap`): code that looks its sheet up by `href` then (a lazily loaded chunk's loader)
-   * finds none and adds another. Such links (`lookedUp`) are deferred by their media instead.
+   * (`swap`; `body`, until the parser reaches the body's end): code that looks its sheet up
+   * by `href` then (a lazily loaded chunk's loader, a framework started from an inline
+   * script) finds none and adds another. Such links (`lookedUp`) are deferred by their media
+   * instead; with `body`, all of the page's, so that none moves past another.
    */
   readonly hidesLinks: boolean
   /**
@@ -73,9 +75,9 @@ export interface Strategy {
   /**
    * What a link becomes (`nonce` for CSP nonces, `loaderSrc` where the asset is served,
    * `withAsset`: the asset's script goes after this link, `lookedUp`: the page's code looks
-   * this link up by its `href`).
+   * this link up by its `href`, `pageLooksUp`: it looks up one of the links rewritten).
    */
-  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; withAsset: boolean; lookedUp: boolean }): LinkEdit
+  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; withAsset: boolean; lookedUp: boolean; pageLooksUp: boolean }): LinkEdit
 }
 
 /**
@@ -219,10 +221,11 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
   body: {
     defers: true,
     asset: null,
-    hidesLinks: false,
+    hidesLinks: true,
     needsBodyEnd: (head) => head.headLinks.some((link) => blocksRender(link) && convertible(link)),
     rewritable: movableLinks,
-    rewrite(html, tag, { nonce }) {
+    rewrite(html, tag, { nonce, pageLooksUp }) {
+      if (pageLooksUp) return heldByMedia(html, tag)
       // The preload fetches early with the stylesheet's own integrity and crossorigin. The
       // id stays with the stylesheet, which is the element scripts look for, and so do its
       // event handlers, which must not run twice.
