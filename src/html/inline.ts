@@ -170,7 +170,7 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   const href = (link: SourceTag): string => attribute(link, 'href')?.value ?? ''
 
   // A link kept blocking is one the strategy may not touch: to `body` it is a fixed point of the cascade.
-  const touchable = (link: SourceTag): boolean => !keepBlocking(asciiTrim(href(link)))
+  const touchable = (link: SourceTag): boolean => !keepBlocking(asciiTrim(href(link))) && !(rules.leavesLookedUp && lookedUp(asciiTrim(href(link))))
   const rewritable = rules.rewritable(outline, { head: blocking.head.filter(touchable), body: blocking.body.filter(touchable) })
   const whole = new Map<SourceTag, string>()
   for (const link of rewritable) {
@@ -199,10 +199,9 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
 
   for (const [link, text] of whole) edits.push({ start: link.start, end: link.end, text: wholeStyle(link, text, nonce) })
   const withAsset = assetPlace(rewritten, blocking)
-  const pageLooksUp = rewritten.some((link) => lookedUp(asciiTrim(href(link))))
   let atBodyEnd = ''
   for (const link of rewritten) {
-    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset, lookedUp: lookedUp(asciiTrim(href(link))), pageLooksUp })
+    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset, lookedUp: lookedUp(asciiTrim(href(link))) })
     edits.push({ start: link.start, end: link.end, text: edit.inPlace })
     atBodyEnd += edit.atBodyEnd
   }

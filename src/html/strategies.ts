@@ -60,10 +60,16 @@ export interface Strategy {
    * Whether a link it defers stops being a `rel="stylesheet"` link in its place for a while
    * (`swap`; `body`, until the parser reaches the body's end): code that looks its sheet up
    * by `href` then (a lazily loaded chunk's loader, a framework started from an inline
-   * script) finds none and adds another. Such links (`lookedUp`) are deferred by their media
-   * instead; with `body`, all of the page's, so that none moves past another.
+   * script) finds none and adds another. `swap` defers such links (`lookedUp`) by their
+   * media instead; `body` leaves them as written (`leavesLookedUp`).
    */
   readonly hidesLinks: boolean
+  /**
+   * Whether a link the page's code looks up stays as written, blocking, a fixed point of the
+   * cascade (`body`: it has no way to defer a link in place without a script or an event
+   * handler, which the CSPs it is chosen for refuse).
+   */
+  readonly leavesLookedUp: boolean
   /**
    * Whether it puts anything at the end of the body for this head (asked where the body
    * begins): otherwise the scan reads the body only for its links, since reading the body is
@@ -75,9 +81,9 @@ export interface Strategy {
   /**
    * What a link becomes (`nonce` for CSP nonces, `loaderSrc` where the asset is served,
    * `withAsset`: the asset's script goes after this link, `lookedUp`: the page's code looks
-   * this link up by its `href`, `pageLooksUp`: it looks up one of the links rewritten).
+   * this link up by its `href`).
    */
-  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; withAsset: boolean; lookedUp: boolean; pageLooksUp: boolean }): LinkEdit
+  rewrite(html: string, tag: SourceTag, context: { nonce: string | undefined; loaderSrc: string | undefined; withAsset: boolean; lookedUp: boolean }): LinkEdit
 }
 
 /**
@@ -207,6 +213,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: { file: LOADER_FILE, text: LOADER_SCRIPT },
     hidesLinks: false,
+    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
     rewrite(html, tag, { nonce, loaderSrc, withAsset }) {
@@ -222,10 +229,10 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     hidesLinks: true,
+    leavesLookedUp: true,
     needsBodyEnd: (head) => head.headLinks.some((link) => blocksRender(link) && convertible(link)),
     rewritable: movableLinks,
-    rewrite(html, tag, { nonce, pageLooksUp }) {
-      if (pageLooksUp) return heldByMedia(html, tag)
+    rewrite(html, tag, { nonce }) {
       // The preload fetches early with the stylesheet's own integrity and crossorigin. The
       // id stays with the stylesheet, which is the element scripts look for, and so do its
       // event handlers, which must not run twice.
@@ -237,6 +244,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     hidesLinks: false,
+    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
     rewrite: heldByMedia,
@@ -245,6 +253,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     hidesLinks: true,
+    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
     rewrite(html, tag, context) {
@@ -257,6 +266,7 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: false,
     asset: null,
     hidesLinks: false,
+    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: () => [],
     rewrite: (html, tag) => ({ inPlace: html.slice(tag.start, tag.end), atBodyEnd: '' }),
