@@ -129,11 +129,19 @@ export interface JobNetwork {
  */
 export interface FirstScreenDifference {
   viewport: Viewport
+  /**
+   * The state the first screen was read in: `prefers-color-scheme: dark`, or one of the job's
+   * `states` as it was given (`[data-theme=dark]`). Absent: the page as it loads, light.
+   */
+  state?: string
   /** Share of the viewport's area that differs, 0–1. */
   share: number
   /** The outermost elements that differ (`footer.site`), the largest first. */
   elements: string[]
 }
+
+/** What a first-screen difference read with the dark colour scheme emulated names as its state. */
+export const DARK_SCHEME_STATE = 'prefers-color-scheme: dark'
 
 export interface JobError {
   /** One of {@link JOB_FAILURE_CODES}, or a code this client does not know yet. */
@@ -239,6 +247,7 @@ const jobNetworkWire = z.object({
 export const firstScreenWire = z.array(
   z.object({
     viewport: z.object({ width: z.int().positive(), height: z.int().positive() }),
+    state: z.string().optional(),
     share: z.number().min(0).max(1),
     elements: z.array(z.string()),
   }),
@@ -385,7 +394,7 @@ function jobNetworkFromWire(wire: JobNetworkWire): JobNetwork {
 
 /** A copy, in either direction: the wire's names are the type's. */
 function copyFirstScreen(wire: readonly FirstScreenDifference[]): FirstScreenDifference[] {
-  return wire.map(({ viewport, share, elements }) => ({ viewport: { width: viewport.width, height: viewport.height }, share, elements: [...elements] }))
+  return wire.map(({ viewport, state, share, elements }) => ({ viewport: { width: viewport.width, height: viewport.height }, ...(state === undefined ? {} : { state }), share, elements: [...elements] }))
 }
 
 function jobDataFromWire(wire: JobDataWire): JobData {

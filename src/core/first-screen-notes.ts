@@ -10,12 +10,12 @@ export function formatShare(share: number): string {
   return percent < 0.1 ? '< 0.1 %' : `${percent.toFixed(1)} %`
 }
 
-/** `first screen differs until the full CSS loads: 0.8 % at 412×915 (footer.site, img.hero)`, or null when it does not. */
+/** `first screen differs until the full CSS loads: 0.8 % at 412×915 (footer.site, img.hero); 2.1 % at 1300×900 in prefers-color-scheme: dark (…)`, or null when it does not. */
 export function firstScreenLine(differences: FirstScreenDifference[] | null): string | null {
   if (!differences || differences.length === 0) return null
-  const parts = differences.map(({ viewport, share, elements }) => {
+  const parts = differences.map(({ viewport, state, share, elements }) => {
     const shown = elements.slice(0, MAX_ELEMENTS_SHOWN).join(', ')
-    return `${formatShare(share)} at ${viewport.width}×${viewport.height}${shown ? ` (${shown}${elements.length > MAX_ELEMENTS_SHOWN ? ', …' : ''})` : ''}`
+    return `${formatShare(share)} at ${viewport.width}×${viewport.height}${state === undefined ? '' : ` in ${state}`}${shown ? ` (${shown}${elements.length > MAX_ELEMENTS_SHOWN ? ', …' : ''})` : ''}`
   })
   return `first screen differs until the full CSS loads: ${parts.join('; ')}`
 }

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Response } from 'playwright-core'
-import { DEFAULT_THIRD_PARTY, parseState, type FirstScreenDifference, type HtmlState, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
+import { DARK_SCHEME_STATE, DEFAULT_THIRD_PARTY, parseState, type FirstScreenDifference, type HtmlState, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
 import { timed } from '../shared/timings.ts'
 import { Attempt } from './attempt.ts'
@@ -129,7 +129,10 @@ export class Jobs {
     // The job's say over the critical set: applied as its CSS is written, never to the parse other jobs share.
     const choice = choiceOf(input.selection)
     // The contract checked each state; one that does not read (a caller other than the service) is left out.
-    const states = (input.selection?.states ?? []).map(parseState).filter((state) => state !== null)
+    const states = (input.selection?.states ?? []).flatMap((text) => {
+      const state = parseState(text)
+      return state === null ? [] : [{ ...state, text }]
+    })
     for (let index = 0; index < input.viewports.length; index++) {
       const viewport = input.viewports[index]!
       const here =
@@ -170,7 +173,8 @@ export class Jobs {
           answers.push(await timed('engine: ask', () => ask(read, parsed.questions), input.url))
           checked = null
           if (this.#options.checkFirstScreen) {
-            checked = await timed('engine: first-screen check', () => checkFirstScreen(read, viewport, parsed, answers, kept, attempt, choice), input.url)
+            const named = scheme === 'dark' ? DARK_SCHEME_STATE : (state?.text ?? null)
+            checked = await timed('engine: first-screen check', () => checkFirstScreen(read, viewport, named, parsed, answers, kept, attempt, choice), input.url)
             if (checked.difference) firstScreen.push(checked.difference)
           }
         } finally {
@@ -363,7 +367,8 @@ async function ask(view: LoadedView, questions: Questions, marked: Iterable<stri
 /** One read of a viewport: the colour scheme emulated, and the state `<html>` is put in (null: as the page loaded). */
 interface Reading {
   scheme: 'light' | 'dark'
-  state: HtmlState | null
+  /** With the job's `states` entry it comes from, as the report names it. */
+  state: (HtmlState & { text: string }) | null
 }
 
 /** A viewport's check: what still differs (null: nothing), and the CSS of the answers as they now are. */
@@ -379,7 +384,7 @@ interface Checked {
  * than the viewport, get their rules asked for, and the check runs again, a bounded number
  * of times; what still differs is the job's to report. The last answers are replaced.
  */
-async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: CriticalCss, answers: Answers[], kept: string[], attempt: Attempt, choice: Choice): Promise<Checked> {
+async function checkFirstScreen(view: LoadedView, viewport: Viewport, state: string | null, critical: CriticalCss, answers: Answers[], kept: string[], attempt: Attempt, choice: Choice): Promise<Checked> {
   const marked = new Set<string>()
   for (let round = 0; ; round++) {
     attempt.throwIfOver()
@@ -387,7 +392,7 @@ async function checkFirstScreen(view: LoadedView, viewport: Viewport, critical: 
     const output = await inPage(view.page, compareFirstScreen, { css, kept, ignoreAttribute: CRITICAL_STYLE_ATTRIBUTE, maxElements: MAX_COMPARED_ELEMENTS, maxNamed: MAX_NAMED, fontsMs: CHECK_FONTS_MS })
     if (output.marked.length === 0 || round === MAX_REPAIRS) {
       const differs = output.share > 0 || output.named.length > 0
-      return { css, difference: differs ? { viewport: { width: viewport.width, height: viewport.height }, share: output.share, elements: output.named } : null }
+      return { css, difference: differs ? { viewport: { width: viewport.width, height: viewport.height }, ...(state === null ? {} : { state }), share: output.share, elements: output.named } : null }
     }
     for (const token of output.marked) marked.add(token)
     answers[answers.length - 1] = await ask(view, critical.questions, marked)

@@ -121,6 +121,11 @@ describe('states: other states of <html> a head script sets before first paint',
     expect(withState.firstScreen).toEqual([])
   })
 
+  it('a difference that stays in a state says the state it was read in: the dark header dropped differs in `[data-theme=dark]` only', async () => {
+    const result = await render('/theme.html', [DESKTOP], { states: ['[data-theme=dark]'], drop: ['[data-theme=dark] header'] })
+    expect(result.firstScreen?.map(({ viewport, state, elements }) => ({ viewport, state, header: elements.some((element) => element.startsWith('header')) }))).toEqual([{ viewport: DESKTOP, state: '[data-theme=dark]', header: true }])
+  })
+
   it('the quoted and the class forms are read too; the next job without states, on the same parsed sheets, gets the plain CSS', async () => {
     const quoted = await render('/theme.html', [DESKTOP], { states: ['[data-theme="dark"]', '.unused-state'] })
     expect(quoted.css).toContain('[data-theme=dark] .hero{height:200px')
