@@ -15,6 +15,7 @@ import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 import { stagedFiles, writeFilesAtomic } from './files.ts'
 import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions, type DirectorySources, type ResolvedDirectoryOptions, type ResolvedOptions } from './options.ts'
 import { isHtmlFile } from './pages.ts'
+import { projectSheets } from './project-sheets.ts'
 import { counted, type BuildLogger, type BuildReport } from './report.ts'
 import { createBuildSession } from './session.ts'
 
@@ -34,6 +35,11 @@ export interface ResolvedDirectoryContext extends Omit<DirectoryContext, keyof D
    * build may prerender no page at all.
    */
   requirePages?: boolean
+  /**
+   * The folder is a framework project's build: the project's own `.css` files below `root`
+   * hold the `critical-css:` markers its minifier stripped from the folder's (project-sheets.ts).
+   */
+  projectSheets?: boolean
 }
 
 export interface DirectoryResult {
@@ -111,7 +117,7 @@ function linkedSite(pages: readonly SitePage[], options: ResolvedOptions, logger
  * renamed once every page is done. A second run over its own output changes nothing.
  */
 export async function processDirectory(dir: string, options: DirectoryOptions = {}, context: DirectoryContext = {}): Promise<DirectoryResult> {
-  return processResolvedDirectory(dir, resolveDirectoryOptions(options, context), context)
+  return processResolvedDirectory(dir, resolveDirectoryOptions(options, context), { ...context, projectSheets: context.framework !== undefined })
 }
 
 /** `processDirectory` with options resolved already: an integration or the CLI checks them before the site is built. */
@@ -134,14 +140,15 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   const html = new Map<string, string | Uint8Array>()
   for (const file of files) html.set(file, decodedOrBytes(await readFile(join(folder, file))))
   const logger = context.logger ?? stderrLogger
-  const output = directoryOutput(folder)
+  const root = resolve(context.root ?? process.cwd())
+  // A framework's project: its own stylesheets hold the markers its minifier stripped from the folder's.
+  const output: BuildOutput = context.projectSheets ? { ...directoryOutput(folder), sourceSheets: () => projectSheets(root, [folder]) } : directoryOutput(folder)
   // Every page decoded once, for what its links say of where the site is and below which base.
   const pages = sitePages(html)
   const site = linkedSite(pages, resolved, logger)
   const options = site === null ? resolved : { ...resolved, siteUrl: site }
   // A site deployed below a path is served below it, as a site URL given with a path is.
   const sitePath = site !== null && site.pathname !== '/' && !baseSaid ? site.pathname : null
-  const root = resolve(context.root ?? process.cwd())
   const session = createBuildSession(options)
   // Each new page is written beside its file as it is made, and put in place when every page is done.
   const staged = stagedFiles()

@@ -91,7 +91,7 @@ const criticalCss: NuxtModuleLike = Object.assign(
             )
           }
         }
-        const { written } = await processResolvedDirectory(folder, resolved, { root: nuxt.options.rootDir, logger: log })
+        const { written } = await processResolvedDirectory(folder, resolved, { root: nuxt.options.rootDir, logger: log, projectSheets: true })
         if (nitro.options.compressPublicAssets) await recompress(folder, written)
       })
     })

@@ -2,7 +2,8 @@
  * `critical-css:keep` / `critical-css:drop` comment markers in a project's own CSS, through
  * real builds in embedded mode: Vite's and Rspack's minifiers strip every comment from the
  * stylesheet they emit, so the markers are read from the source files the bundler read;
- * webpack (no CSS minifier by default) and the folder command read them in the built sheets too.
+ * webpack (no CSS minifier by default) and the folder command read them in the built sheets too;
+ * a framework integration, which sees only the built folder, in the project's own `.css` files.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,6 +14,7 @@ import { processDirectory } from '../../src/index.ts'
 import type { BuildLogger } from '../../src/core/report.ts'
 import { CRITICAL } from '../fixtures/html.ts'
 import { buildSite, createProject, page, removeProject, type Bundler } from '../fixtures/sites.ts'
+import { buildSvelteKitLazyApp, createSvelteKitLazyApp, SVELTEKIT_BASE } from '../fixtures/sveltekit-lazy-app.ts'
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 })
 
@@ -74,6 +76,18 @@ describe.skipIf(!findChromium())('critical-css markers', () => {
       expect(build.warnings.filter((line) => line.includes('critical-css:'))).toEqual([])
     })
   }
+
+  it('a framework integration (SvelteKit’s adapter) reads them in the project’s own stylesheets, which its minifier stripped them from', async () => {
+    const root = await createSvelteKitLazyApp()
+    roots.push(root)
+    await writeFile(join(root, 'src/app.css'), MARKED_CSS)
+    const build = await buildSvelteKitLazyApp(root, { cache: false, report: false })
+    const sheets = [...build.files].filter(([file]) => file.endsWith('.css')).map(([, text]) => text)
+    expect(sheets.join('')).toContain('.menu.is-open')
+    expect(sheets.join('')).not.toContain('critical-css:')
+    expectMarked(CRITICAL.exec(build.files.get(`${SVELTEKIT_BASE.slice(1)}/index.html`)!)?.[1] ?? '')
+    expect(`${build.run.stdout}${build.run.stderr}`).not.toContain('critical-css:keep')
+  })
 
   it('the folder command reads them in the built stylesheets', async () => {
     const dist = await mkdtemp(join(tmpdir(), 'ucc-markers-folder-'))
