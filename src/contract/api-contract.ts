@@ -130,8 +130,9 @@ export interface JobNetwork {
 export interface FirstScreenDifference {
   viewport: Viewport
   /**
-   * The state the first screen was read in: `prefers-color-scheme: dark`, or one of the job's
-   * `states` as it was given (`[data-theme=dark]`). Absent: the page as it loads, light.
+   * The state the first screen was read in: `prefers-color-scheme: dark`, one of the job's
+   * `states` as it was given (`[data-theme=dark]`), or both (`[data-theme=dark] + prefers-color-scheme: dark`).
+   * Absent: the page as it loads, light.
    */
   state?: string
   /** Share of the viewport's area that differs, 0–1. */

@@ -162,8 +162,10 @@ export class Jobs {
       const parsed = critical.critical
       const kept = [...critical.unread, ...unreadable, ...here.network.failedSheets]
       // A visitor who prefers dark may arrive at another first screen (a shorter hero, a banner only it shows): read in both.
-      // So may one whose `<html>` a head script put in another state (a theme from localStorage): each state the job names is read too, in light.
-      const readings: Reading[] = [{ scheme: 'light', state: null }, ...(parsed.darkScheme ? [{ scheme: 'dark' as const, state: null }] : []), ...states.map((state) => ({ scheme: 'light' as const, state }))]
+      // So may one whose `<html>` a head script put in another state (a theme from localStorage): each state the job names is read too,
+      // in both schemes where there are dark rules (a stored theme does not stop the system's preference from applying).
+      const schemes: Reading['scheme'][] = parsed.darkScheme ? ['light', 'dark'] : ['light']
+      const readings: Reading[] = [null, ...states].flatMap((state) => schemes.map((scheme) => ({ scheme, state })))
       for (const { scheme, state } of readings) {
         let before: RootStateBefore | null = null
         try {
@@ -173,7 +175,7 @@ export class Jobs {
           answers.push(await timed('engine: ask', () => ask(read, parsed.questions), input.url))
           checked = null
           if (this.#options.checkFirstScreen) {
-            const named = scheme === 'dark' ? DARK_SCHEME_STATE : (state?.text ?? null)
+            const named = [state?.text, scheme === 'dark' ? DARK_SCHEME_STATE : undefined].filter((part) => part !== undefined).join(' + ') || null
             checked = await timed('engine: first-screen check', () => checkFirstScreen(read, viewport, named, parsed, answers, kept, attempt, choice), input.url)
             if (checked.difference) firstScreen.push(checked.difference)
           }

@@ -59,7 +59,23 @@ header{height:80px;background:#123;color:#fff;font-family:Brand,sans-serif}
 @keyframes spin{to{transform:rotate(360deg)}}
 `
 
+/**
+ * The saved theme shortens the hero, the system's dark preference drops the spacer below it:
+ * only both at once bring the offer into the first screen (a hidden element counts as above
+ * the fold, its rules keep it hidden: the offer is shown in every state).
+ */
+const COMBO_CSS = `
+body{margin:0;font:16px/1.5 sans-serif}
+header{height:80px;background:#123;color:#fff}
+.hero{height:100vh;background:#e3f2fd}
+.spacer{height:50vh}
+.offer{padding:30px;background:#b71c1c;color:#fff}
+[data-theme=dark] .hero{height:60vh}
+@media (prefers-color-scheme:dark){body{background:#111;color:#eee}.spacer{height:0}}
+`
+
 const PAGES: Record<string, string> = {
+  '/combo.html': page('<header>Head</header><section class="hero">Hero</section><div class="spacer"></div><section class="offer">Offer</section>', '/combo.css', THEME_SCRIPT),
   '/theme.html': page('<header>Head</header><section class="hero">Hero</section><section class="features">Features</section><footer class="footer">Foot</footer>', '/theme.css', THEME_SCRIPT),
   '/menu.html': page('<header>Head <nav class="menu"><a class="item">One</a></nav><div class="spinner"></div></header><div class="cookie-banner">Cookies</div><main>Text</main>', '/menu.css'),
 }
@@ -69,7 +85,7 @@ let engine: ChromiumEngine
 let browser: Browser
 
 beforeAll(async () => {
-  site = await serveFiles({ ...PAGES, '/theme.css': THEME_CSS, '/menu.css': MENU_CSS })
+  site = await serveFiles({ ...PAGES, '/theme.css': THEME_CSS, '/menu.css': MENU_CSS, '/combo.css': COMBO_CSS })
   engine = createChromiumEngine()
   browser = await launchChromium()
 })
@@ -83,9 +99,9 @@ function render(path: string, viewports: Viewport[], selection?: Selection): Pro
 }
 
 /** The first viewport of `path` with `html` served in its place, as a visitor whose saved theme is `theme` (null: none) sees it. */
-async function firstScreen(path: string, html: string, viewport: Viewport, theme: 'dark' | null): Promise<Buffer> {
+async function firstScreen(path: string, html: string, viewport: Viewport, theme: 'dark' | null, colorScheme: 'light' | 'dark' = 'light'): Promise<Buffer> {
   const phone = viewport.width < 600
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: phone, hasTouch: phone })
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: phone, hasTouch: phone, colorScheme })
   try {
     if (theme) await context.addInitScript((saved) => localStorage.setItem('theme', saved), theme)
     const tab = await context.newPage()
@@ -97,10 +113,10 @@ async function firstScreen(path: string, html: string, viewport: Viewport, theme
   }
 }
 
-async function differingPixels(path: string, css: string, viewport: Viewport, theme: 'dark' | null): Promise<number> {
+async function differingPixels(path: string, css: string, viewport: Viewport, theme: 'dark' | null, colorScheme: 'light' | 'dark' = 'light'): Promise<number> {
   const original = PAGES[path]!
-  const full = await firstScreen(path, original, viewport, theme)
-  const critical = await firstScreen(path, original.replace(LINK, `<style>${css}</style>`), viewport, theme)
+  const full = await firstScreen(path, original, viewport, theme, colorScheme)
+  const critical = await firstScreen(path, original.replace(LINK, `<style>${css}</style>`), viewport, theme, colorScheme)
   return compareScreenshots(full, critical).differentPixels
 }
 
@@ -119,6 +135,17 @@ describe('states: other states of <html> a head script sets before first paint',
       for (const theme of ['dark', null] as const) expect({ viewport, theme, pixels: await differingPixels('/theme.html', withState.css, viewport, theme) }).toEqual({ viewport, theme, pixels: 0 })
     }
     expect(withState.firstScreen).toEqual([])
+  })
+
+  it('a state is read in both colour schemes where the page has dark rules: a saved theme with the system’s dark preference gets its first screen too', async () => {
+    const result = await render('/combo.html', [DESKTOP, PHONE], { states: ['[data-theme=dark]'] })
+    expect(result.css).toContain('.offer{padding:30px;background:#b71c1c;color:#fff}')
+    for (const viewport of [DESKTOP, PHONE]) {
+      for (const [theme, scheme] of [['dark', 'dark'], ['dark', 'light'], [null, 'dark'], [null, 'light']] as const) {
+        expect({ viewport, theme, scheme, pixels: await differingPixels('/combo.html', result.css, viewport, theme, scheme) }).toEqual({ viewport, theme, scheme, pixels: 0 })
+      }
+    }
+    expect(result.firstScreen).toEqual([])
   })
 
   it('a difference that stays in a state says the state it was read in: the dark header dropped differs in `[data-theme=dark]` only', async () => {
