@@ -10,5 +10,6 @@
  * 4: a page with named cascade layers gets their whole order first (`@layer a,b,c;`); custom properties
  *    shadow trees above the fold read are kept, and so are a custom element's `:defined` rules; a page with
  *    dark-scheme rules is read in both colour schemes.
+ * 5: a job's `states` are read in both colour schemes where the page has dark-scheme rules.
  */
-export const ENGINE_REVISION = 4
+export const ENGINE_REVISION = 5
