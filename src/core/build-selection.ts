@@ -23,7 +23,7 @@ export interface BuildSelection {
   notes: string[]
 }
 
-/** A stylesheet whose markers are read: where it is, as a warning names it, and its text. */
+/** A stylesheet with markers: where it is, as a warning names it, and what they mark. */
 interface MarkedSheet {
   shown: string
   marked: MarkedSelectors

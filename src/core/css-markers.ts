@@ -1,7 +1,7 @@
 /**
  * Comment markers in a stylesheet that say what the critical CSS always keeps or never does,
- * beside the `keep` and `drop` options: `/* critical-css:keep *\/` before a rule (or first in
- * its block) marks that rule; `/* critical-css:keep start *\/` … `/* critical-css:keep end *\/`
+ * beside the `keep` and `drop` options: `/* critical-css:keep *\/` before a rule (or in its
+ * block) marks that rule; `/* critical-css:keep start *\/` … `/* critical-css:keep end *\/`
  * every rule between; the same with `drop`. `/*! … *\/` works too. Read from the source CSS
  * the bundler read (minifiers strip comments) and from the build's own stylesheets.
  */
