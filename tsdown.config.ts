@@ -19,6 +19,7 @@ export default defineConfig({
     docusaurus: 'src/docusaurus.ts',
     nuxt: 'src/nuxt.ts',
     sveltekit: 'src/sveltekit.ts',
+    runtime: 'src/runtime.ts',
   },
   format: 'esm',
   platform: 'node',

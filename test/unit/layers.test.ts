@@ -22,10 +22,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   core: ['client', 'html', 'contract', 'shared'],
   adapters: ['core', 'html'],
   integrations: ['core'],
+  // Request time in a server's bundle (design.md): the inliner and nothing that starts a browser or talks to a service.
+  runtime: ['html', 'shared'],
   // The floor too: the command suggests the flag a typo meant with the helper options use (shared/did-you-mean.ts).
   cli: ['core', 'html', 'shared'],
   // Entry files (src/*.ts) re-export any layer.
-  '.': ['adapters', 'integrations', 'core', 'client', 'html', 'contract', 'service', 'engine', 'shared'],
+  '.': ['adapters', 'integrations', 'core', 'client', 'html', 'contract', 'service', 'engine', 'shared', 'runtime'],
 }
 /** Dynamic `import()` may reach further down: embedded mode loads the service and engine only when it renders. */
 const DYNAMIC_ALLOWED: Record<string, readonly string[]> = { core: ['service', 'engine'] }

@@ -1,0 +1,34 @@
+/**
+ * Request time: a server-rendered page gets its route's critical CSS as the build gives a
+ * file its own (the same inliner, strategies and loader), or passes through as it is when the
+ * manifest does not cover it: no route matches its URL, or it links other stylesheets than
+ * the route's pages did when the build rendered them (another deploy, a page of its own).
+ */
+import { inlineCriticalCss } from '../html/inline.ts'
+import { stylesheetHrefs } from '../html/scan.ts'
+import type { LoadedManifest } from './manifest.ts'
+
+export interface ApplyOptions {
+  /** The response's CSP nonce, for the `<style>` and the links and script it adds. */
+  nonce?: string
+}
+
+/** The route of `url` (a path, or a URL whose path is read) in `manifest`, or null. */
+export function routeOf(manifest: LoadedManifest, url: string | URL): LoadedManifest['routes'][number] | null {
+  const path = typeof url === 'string' && url.startsWith('/') ? url.replace(/[?#].*$/s, '') : new URL(url).pathname
+  return manifest.routes.find((route) => route.pattern.test(path)) ?? null
+}
+
+/** `html` with its route's critical CSS, or `html` itself (the same string) when the manifest does not cover it. */
+export function applyCriticalCss(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): string {
+  const route = routeOf(manifest, url)
+  if (route === null) return html
+  // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.
+  const linked = stylesheetHrefs(html)
+  if (linked.length !== route.sheets.length || linked.some((href, index) => href !== route.sheets[index])) return html
+  return inlineCriticalCss(html, route.css, {
+    preload: manifest.preload,
+    ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc }),
+    ...(options.nonce === undefined ? {} : { nonce: options.nonce }),
+  }).html
+}

@@ -1,0 +1,80 @@
+/**
+ * What a build wrote for a server's routes (issue 50): per route, the critical CSS and the
+ * stylesheets its pages link, as the build rendered its sample URLs; and how the full sheets
+ * load. Read once when the server starts: a manifest that is not one fails there, naming what
+ * is wrong, never a request.
+ */
+import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
+import { routePattern, routeRank } from './routes.ts'
+
+export const MANIFEST_VERSION = 1
+
+export interface ManifestRoute {
+  /** The route as the framework names it: `/`, `/blog/[slug]`, `/docs/[...path]`, `/blog/:slug`. */
+  route: string
+  /** The stylesheets its pages link, each `href` as written, in document order: a page that links others passes through. */
+  sheets: string[]
+  /** The critical CSS of its sample URLs, together. */
+  css: string
+}
+
+export interface CriticalCssManifest {
+  version: typeof MANIFEST_VERSION
+  /** How the full stylesheets load once the critical CSS is in, as the build's `preload` option said. */
+  preload: PreloadStrategy
+  /** Where the pages load the loader script from (`preload: 'loader'`), as their `<script src>` says it. */
+  loaderSrc?: string
+  routes: ManifestRoute[]
+}
+
+/** A manifest ready for requests: each route with its pattern, the most specific first. */
+export interface LoadedManifest {
+  preload: PreloadStrategy
+  loaderSrc?: string
+  routes: (ManifestRoute & { pattern: RegExp })[]
+}
+
+export class ManifestError extends Error {
+  override name = 'ManifestError'
+}
+
+function fail(where: string, what: string): never {
+  throw new ManifestError(`The critical CSS manifest${where ? ` ${where}` : ''} ${what}: build again to write it.`)
+}
+
+function strings(value: unknown, where: string): string[] {
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) fail(where, 'is not a list of strings')
+  return [...(value as string[])]
+}
+
+/** Checks a manifest (parsed JSON) and readies it for requests. */
+export function loadManifest(value: unknown): LoadedManifest {
+  if (typeof value !== 'object' || value === null) fail('', 'is not an object')
+  const manifest = value as Partial<Record<keyof CriticalCssManifest, unknown>>
+  if (manifest.version !== MANIFEST_VERSION) fail('version', `is ${JSON.stringify(manifest.version)}, not ${MANIFEST_VERSION} (a build of another release wrote it)`)
+  if (!PRELOAD_STRATEGIES.includes(manifest.preload as PreloadStrategy)) fail('preload', `is ${JSON.stringify(manifest.preload)}, not one of ${PRELOAD_STRATEGIES.join(', ')}`)
+  if (manifest.loaderSrc !== undefined && typeof manifest.loaderSrc !== 'string') fail('loaderSrc', 'is not a string')
+  if (manifest.preload === 'loader' && manifest.loaderSrc === undefined) fail('loaderSrc', "is missing, which preload 'loader' needs")
+  if (!Array.isArray(manifest.routes)) fail('routes', 'is not a list')
+  const seen = new Set<string>()
+  const routes = (manifest.routes as unknown[]).map((entry, index) => {
+    const where = `routes[${index}]`
+    if (typeof entry !== 'object' || entry === null) fail(where, 'is not an object')
+    const { route, sheets, css } = entry as Record<string, unknown>
+    if (typeof route !== 'string' || !route.startsWith('/')) fail(`${where}.route`, 'is not a path starting with /')
+    if (seen.has(route)) fail(`${where}.route`, `names ${route} a second time`)
+    seen.add(route)
+    if (typeof css !== 'string') fail(`${where}.css`, 'is not a string')
+    return { route, sheets: strings(sheets, `${where}.sheets`), css, pattern: routePattern(route) }
+  })
+  // Most specific first, ties in the manifest's order: `/blog/new` before `/blog/[slug]` before `/[...rest]`.
+  const ranked = routes.map((route, index) => ({ route, rank: routeRank(route.route), index }))
+  ranked.sort((a, b) => compareRanks(a.rank, b.rank) || a.index - b.index)
+  return { preload: manifest.preload as PreloadStrategy, ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc as string }), routes: ranked.map((entry) => entry.route) }
+}
+
+function compareRanks(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!
+  // `/docs` before `/docs/[...path]`, which matches it too.
+  return a.length - b.length
+}
