@@ -25,14 +25,17 @@ describe('routes', () => {
   const routeFor = (url: string): string | null => routeOf(loaded, url)?.route ?? null
 
   it('finds the most specific route of a URL’s path: a static one before a parameter, before a rest; query, hash and trailing slash aside', () => {
-    expect(routeFor('/blog/new')).toBe('/blog/new')
-    expect(routeFor('/blog/first-post?ref=x#top')).toBe('/blog/[slug]')
-    expect(routeFor('/blog/first-post/')).toBe('/blog/[slug]')
-    expect(routeFor('https://shop.example/blog/long-post')).toBe('/blog/[slug]')
-    expect(routeFor('/')).toBe('/')
-    expect(routeFor('/about/team')).toBe('/[...rest]')
-    expect(routeFor('/shop/items/7')).toBe('/shop/(group)/[[lang]]/items/:id')
-    expect(routeFor('/shop/de/items/7')).toBe('/shop/(group)/[[lang]]/items/:id')
+    const expected: Record<string, string> = {
+      '/blog/new': '/blog/new',
+      '/blog/first-post?ref=x#top': '/blog/[slug]',
+      '/blog/first-post/': '/blog/[slug]',
+      'https://shop.example/blog/long-post': '/blog/[slug]',
+      '/': '/',
+      '/about/team': '/[...rest]',
+      '/shop/items/7': '/shop/(group)/[[lang]]/items/:id',
+      '/shop/de/items/7': '/shop/(group)/[[lang]]/items/:id',
+    }
+    expect(Object.fromEntries(Object.keys(expected).map((url) => [url, routeFor(url)]))).toEqual(expected)
   })
 })
 
