@@ -170,8 +170,9 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   const href = (link: SourceTag): string => attribute(link, 'href')?.value ?? ''
 
   // A link kept blocking is one the strategy may not touch: to `body` it is a fixed point of the cascade.
-  const touchable = (link: SourceTag): boolean => !keepBlocking(asciiTrim(href(link))) && !(rules.leavesLookedUp && lookedUp(asciiTrim(href(link))))
-  const rewritable = rules.rewritable(outline, { head: blocking.head.filter(touchable), body: blocking.body.filter(touchable) })
+  const touchable = (link: SourceTag): boolean => !keepBlocking(asciiTrim(href(link)))
+  const looksUp = (link: SourceTag): boolean => lookedUp(asciiTrim(href(link)))
+  const rewritable = rules.rewritable(outline, { head: blocking.head.filter(touchable), body: blocking.body.filter(touchable) }, looksUp)
   const whole = new Map<SourceTag, string>()
   for (const link of rewritable) {
     const text = wholeSheet(asciiTrim(href(link)))
@@ -201,7 +202,7 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
   const withAsset = assetPlace(rewritten, blocking)
   let atBodyEnd = ''
   for (const link of rewritten) {
-    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset, lookedUp: lookedUp(asciiTrim(href(link))) })
+    const edit = rules.rewrite(html, link, { nonce, loaderSrc, withAsset: link === withAsset, lookedUp: looksUp(link) })
     edits.push({ start: link.start, end: link.end, text: edit.inPlace })
     atBodyEnd += edit.atBodyEnd
   }

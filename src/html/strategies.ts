@@ -61,23 +61,17 @@ export interface Strategy {
    * (`swap`; `body`, until the parser reaches the body's end): code that looks its sheet up
    * by `href` then (a lazily loaded chunk's loader, a framework started from an inline
    * script) finds none and adds another. `swap` defers such links (`lookedUp`) by their
-   * media instead; `body` leaves them as written (`leavesLookedUp`).
+   * media instead; `body` does not move them (see `movableLinks`).
    */
   readonly hidesLinks: boolean
-  /**
-   * Whether a link the page's code looks up stays as written, blocking, a fixed point of the
-   * cascade (`body`: it has no way to defer a link in place without a script or an event
-   * handler, which the CSPs it is chosen for refuse).
-   */
-  readonly leavesLookedUp: boolean
   /**
    * Whether it puts anything at the end of the body for this head (asked where the body
    * begins): otherwise the scan reads the body only for its links, since reading the body is
    * most of the work.
    */
   needsBodyEnd(head: HtmlOutline): boolean
-  /** The blocking links of the page it rewrites, in document order. */
-  rewritable(outline: HtmlOutline, blocking: BlockingLinks): SourceTag[]
+  /** The blocking links of the page it rewrites, in document order (`lookedUp`: the page's code looks the link up by its `href`). */
+  rewritable(outline: HtmlOutline, blocking: BlockingLinks, lookedUp: (link: SourceTag) => boolean): SourceTag[]
   /**
    * What a link becomes (`nonce` for CSP nonces, `loaderSrc` where the asset is served,
    * `withAsset`: the asset's script goes after this link, `lookedUp`: the page's code looks
@@ -107,11 +101,14 @@ function inPlaceLinks(outline: HtmlOutline, { head, body }: BlockingLinks): Sour
 /**
  * `body` moves stylesheets past whatever follows them in the head, so only links that
  * nothing but other moved links follow are moved: a `<style>` or a link left in place after
- * one keeps the cascade's order by keeping it blocking.
+ * one keeps the cascade's order by keeping it blocking. A link the page's code looks up stays
+ * in place, blocking: code that runs before the parser reaches the body's end (a framework
+ * started from an inline script) would find none and add another, and deferring it in place
+ * takes a script or an event handler, which the CSPs `body` is chosen for refuse.
  */
-function movableLinks(outline: HtmlOutline, { head }: BlockingLinks): SourceTag[] {
+function movableLinks(outline: HtmlOutline, { head }: BlockingLinks, lookedUp: (link: SourceTag) => boolean): SourceTag[] {
   if (outline.bodyEnd === null) return []
-  const movable = new Set(head.filter(convertible))
+  const movable = new Set(head.filter((link) => convertible(link) && !lookedUp(link)))
   const fixed = [...outline.headStyles, ...outline.headLinks.filter((link) => (applies(link) || becomesStylesheet(link)) && !movable.has(link))]
   const lastFixed = Math.max(-1, ...fixed.map((tag) => tag.start))
   return [...movable].filter((link) => link.start > lastFixed)
@@ -213,7 +210,6 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: { file: LOADER_FILE, text: LOADER_SCRIPT },
     hidesLinks: false,
-    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
     rewrite(html, tag, { nonce, loaderSrc, withAsset }) {
@@ -229,7 +225,6 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     hidesLinks: true,
-    leavesLookedUp: true,
     needsBodyEnd: (head) => head.headLinks.some((link) => blocksRender(link) && convertible(link)),
     rewritable: movableLinks,
     rewrite(html, tag, { nonce }) {
@@ -244,7 +239,6 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     hidesLinks: false,
-    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
     rewrite: heldByMedia,
@@ -253,7 +247,6 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: true,
     asset: null,
     hidesLinks: true,
-    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: inPlaceLinks,
     rewrite(html, tag, context) {
@@ -266,7 +259,6 @@ export const STRATEGIES: Readonly<Record<PreloadStrategy, Strategy>> = {
     defers: false,
     asset: null,
     hidesLinks: false,
-    leavesLookedUp: false,
     needsBodyEnd: bodyUntouched,
     rewritable: () => [],
     rewrite: (html, tag) => ({ inPlace: html.slice(tag.start, tag.end), atBodyEnd: '' }),
