@@ -36,17 +36,18 @@ interface MarkedSheet {
  */
 export async function buildSelection(options: Pick<ResolvedOptions, 'selection' | 'selectionPatterns'>, output: BuildOutput | undefined, root = process.cwd()): Promise<BuildSelection> {
   const patterns = options.selectionPatterns
-  const sheets = output ? await markedSheets(output, root) : []
+  const built = output ? await builtSheets(output) : []
+  const sheets = output ? await markedSheets(output, built, root) : []
   if (patterns === null && sheets.length === 0) return { selection: options.selection, notes: [] }
-  const selectors = output ? await buildSelectors(output) : []
+  const selectors = ruleSelectors(built)
   const matching = (list: RegExp[] | undefined): string[] => selectors.filter((selector) => (list ?? []).some((pattern) => matches(pattern, selector)))
-  const built = new Set(selectors)
-  const marked = (say: 'keep' | 'drop'): string[] => sheets.flatMap((sheet) => sheet.marked[say].filter((selector) => built.has(selector)))
+  const inBuild = new Set(selectors)
+  const marked = (say: 'keep' | 'drop'): string[] => sheets.flatMap((sheet) => sheet.marked[say].filter((selector) => inBuild.has(selector)))
   const keep = merged('keep', options.selection?.keep, matching(patterns?.keep), marked('keep'))
   const drop = merged('drop', options.selection?.drop, matching(patterns?.drop), marked('drop'))
   const notes = sheets.flatMap((sheet) =>
     (['keep', 'drop'] as const).flatMap((say) => {
-      const missing = sheet.marked[say].filter((selector) => !built.has(selector))
+      const missing = sheet.marked[say].filter((selector) => !inBuild.has(selector))
       if (missing.length === 0) return []
       const named = missing.map((selector) => `\`${selector}\``).join(', ')
       return [`critical CSS: a \`${MARKER_PREFIX}${say}\` marker in ${sheet.shown} names ${named}, which no stylesheet of the build has (renamed by CSS modules or a preprocessor?): nothing is ${say === 'keep' ? 'kept' : 'dropped'} for it. The \`${say}\` option takes the built name or a RegExp.`]
@@ -72,18 +73,18 @@ function merged(option: 'keep' | 'drop', given: readonly string[] | undefined, m
   return all.filter((selector) => selector.length <= maxSelectorChars)
 }
 
-/** The build's stylesheets, in file order. */
-async function sheetFiles(output: BuildOutput): Promise<string[]> {
-  return (await output.files()).filter((name) => SHEET_FILE.test(name)).sort()
-}
-
-async function readSheet(output: BuildOutput, file: string): Promise<string | null> {
-  const body = await output.read(file)
-  return body === null ? null : typeof body === 'string' ? body : UTF8.decode(body)
+/** The build's stylesheets, in file order, each read once: their markers and their selectors are asked of the same text. */
+async function builtSheets(output: BuildOutput): Promise<{ file: string; text: string }[]> {
+  const sheets: { file: string; text: string }[] = []
+  for (const file of (await output.files()).filter((name) => SHEET_FILE.test(name)).sort()) {
+    const body = await output.read(file)
+    if (body !== null) sheets.push({ file, text: typeof body === 'string' ? body : UTF8.decode(body) })
+  }
+  return sheets
 }
 
 /** The stylesheets with markers: the sources the bundler read (its minifier strips comments), then the build's own. */
-async function markedSheets(output: BuildOutput, root: string): Promise<MarkedSheet[]> {
+async function markedSheets(output: BuildOutput, built: readonly { file: string; text: string }[], root: string): Promise<MarkedSheet[]> {
   const sheets: MarkedSheet[] = []
   const add = (shown: string, text: string | null): void => {
     if (text === null || !text.includes(MARKER_PREFIX)) return
@@ -93,19 +94,17 @@ async function markedSheets(output: BuildOutput, root: string): Promise<MarkedSh
   for (const path of [...((await output.sourceSheets?.()) ?? [])].sort()) {
     add(relative(root, path).split(sep).join('/'), await readFile(path, 'utf8').catch(() => null))
   }
-  for (const file of await sheetFiles(output)) add(file, await readSheet(output, file))
+  for (const { file, text } of built) add(file, text)
   return sheets
 }
 
-/** Every rule selector of the output's stylesheets, as css-tree writes it (the engine compares them so), once each, in file order. */
-async function buildSelectors(output: BuildOutput): Promise<string[]> {
+/** Every rule selector of the build's stylesheets, as css-tree writes it (the engine compares them so), once each, in file order. */
+function ruleSelectors(built: readonly { text: string }[]): string[] {
   const found = new Set<string>()
-  for (const file of await sheetFiles(output)) {
-    const body = await readSheet(output, file)
-    if (body === null) continue
+  for (const { text } of built) {
     let tree: CssNode
     try {
-      tree = parse(body, { parseValue: false, parseAtrulePrelude: false, parseCustomProperty: false })
+      tree = parse(text, { parseValue: false, parseAtrulePrelude: false, parseCustomProperty: false })
     } catch {
       continue
     }
