@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import MagicString from 'magic-string'
 import { blockingLinks, holdingPaint, type BlockingLinks } from './links.ts'
-import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, type SourceTag } from './scan.ts'
+import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, stylesheetHrefsOf, type SourceTag } from './scan.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, PRELOAD_WITHOUT_LOADER, STRATEGIES, type PreloadStrategy } from './strategies.ts'
 import { asciiTrim, escapeAttribute } from './syntax.ts'
 
@@ -44,6 +44,13 @@ export interface InlineOptions {
    * Replaced by a later run; none where the sheets are inlined whole.
    */
   fontPreloads?: readonly string[]
+  /**
+   * The stylesheets (`href`s as written, the head's then the body's, in document order) the
+   * critical CSS was made from: a page that loads any others, or these in another order, is
+   * returned as it is (a server's response where another deploy's or the page's own sheets
+   * are linked).
+   */
+  onlyWithStylesheets?: readonly string[]
 }
 
 /** One edit of the input: `input.slice(start, end)` became `text`. */
@@ -106,6 +113,8 @@ interface CheckedInput {
   wholeSheet: (href: string) => string | null
   lookedUp: (href: string) => boolean
   fontPreloads: readonly string[]
+  /** `onlyWithStylesheets`; null: any page. */
+  only: readonly string[] | null
 }
 
 function checkInput(html: unknown, css: unknown, options: InlineOptions): CheckedInput {
@@ -130,9 +139,11 @@ function checkInput(html: unknown, css: unknown, options: InlineOptions): Checke
   if (options.keepBlocking !== undefined && typeof options.keepBlocking !== 'function') throw new TypeError('The `keepBlocking` option must be a function of a stylesheet link’s href.')
   if (options.wholeSheet !== undefined && typeof options.wholeSheet !== 'function') throw new TypeError('The `wholeSheet` option must be a function of a stylesheet link’s href.')
   if (options.lookedUp !== undefined && typeof options.lookedUp !== 'function') throw new TypeError('The `lookedUp` option must be a function of a stylesheet link’s href.')
+  const only = options.onlyWithStylesheets
+  if (only !== undefined && (!Array.isArray(only) || only.some((href) => typeof href !== 'string'))) throw new TypeError('The `onlyWithStylesheets` option must be an array of stylesheet hrefs.')
   const fontPreloads = options.fontPreloads ?? []
   if (!Array.isArray(fontPreloads) || fontPreloads.some((url) => typeof url !== 'string' || url === '')) throw new TypeError('The `fontPreloads` option must be an array of font URLs.')
-  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false), wholeSheet: options.wholeSheet ?? (() => null), lookedUp: options.lookedUp ?? (() => false), fontPreloads }
+  return { strategy, nonce, loaderSrc, keepBlocking: options.keepBlocking ?? (() => false), wholeSheet: options.wholeSheet ?? (() => null), lookedUp: options.lookedUp ?? (() => false), fontPreloads, only: only ?? null }
 }
 
 /** A stylesheet inline whole where its link was: the link's media (and nonce) kept, so it applies as the link did. */
@@ -157,11 +168,16 @@ function assetPlace(rewritten: SourceTag[], blocking: BlockingLinks): SourceTag 
  * css changes nothing.
  */
 export function inlineCriticalCss(html: string, css: string, options: InlineOptions = {}): InlineResult {
-  const { strategy, nonce, loaderSrc, keepBlocking, wholeSheet, lookedUp, fontPreloads } = checkInput(html, css, options)
-  if (asciiTrim(css) === '') return { html, changed: false, cspHash: null, deferred: [], inlinedWhole: [], stillBlocking: [], edits: [] }
+  const { strategy, nonce, loaderSrc, keepBlocking, wholeSheet, lookedUp, fontPreloads, only } = checkInput(html, css, options)
+  const unchanged: InlineResult = { html, changed: false, cspHash: null, deferred: [], inlinedWhole: [], stillBlocking: [], edits: [] }
+  if (asciiTrim(css) === '') return unchanged
 
   const rules = STRATEGIES[strategy]
   const outline = scanHtml(html, { readBody: (head) => (rules.needsBodyEnd(head) ? 'all' : 'links') })
+  if (only !== null) {
+    const linked = stylesheetHrefsOf(outline)
+    if (linked.length !== only.length || linked.some((href, index) => href !== only[index])) return unchanged
+  }
   const styleText = neutraliseCss(css)
   const preloads = fontPreloads.map((url) => `<link rel="preload" as="font"${WOFF2.test(url) ? ' type="font/woff2"' : ''} href="${escapeAttribute(url)}" crossorigin ${CRITICAL_STYLE_ATTRIBUTE}>`).join('')
   const style = `${preloads}<style ${CRITICAL_STYLE_ATTRIBUTE}${nonce ? ` nonce="${nonce}"` : ''}>${styleText}</style>`

@@ -41,8 +41,12 @@ const headOutline = forRecentTexts((html) => scanHtml(html, { readBody: () => 'n
 
 /** The `href`s of the stylesheets a page loads, the head's then the body's, in document order, entities decoded. */
 export function stylesheetHrefs(html: string): string[] {
+  return stylesheetHrefsOf(outlineOf(html, 'links'))
+}
+
+/** `stylesheetHrefs` of a page's outline read at least to its last stylesheet link. */
+export function stylesheetHrefsOf(outline: HtmlOutline): string[] {
   const hrefs: string[] = []
-  const outline = outlineOf(html, 'links')
   for (const link of [...outline.headLinks, ...outline.bodyLinks]) {
     const href = attribute(link, 'href')?.value
     if (href !== undefined && loadsStyles(link)) hrefs.push(asciiTrim(href))

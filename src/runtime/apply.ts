@@ -5,7 +5,6 @@
  * the route's pages did when the build rendered them (another deploy, a page of its own).
  */
 import { inlineCriticalCss } from '../html/inline.ts'
-import { stylesheetHrefs } from '../html/scan.ts'
 import type { LoadedManifest } from './manifest.ts'
 
 export interface ApplyOptions {
@@ -23,10 +22,9 @@ export function routeOf(manifest: LoadedManifest, url: string | URL): LoadedMani
 export function applyCriticalCss(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): string {
   const route = routeOf(manifest, url)
   if (route === null) return html
-  // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.
-  const linked = stylesheetHrefs(html)
-  if (linked.length !== route.sheets.length || linked.some((href, index) => href !== route.sheets[index])) return html
   return inlineCriticalCss(html, route.css, {
+    // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.
+    onlyWithStylesheets: route.sheets,
     preload: manifest.preload,
     ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc }),
     ...(options.nonce === undefined ? {} : { nonce: options.nonce }),

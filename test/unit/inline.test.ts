@@ -459,6 +459,16 @@ describe('blockingStylesheets: which blocking links are nothing but a stylesheet
   })
 })
 
+describe('onlyWithStylesheets', () => {
+  const html = '<head><link rel="stylesheet" href="/a.css"><link rel="stylesheet" href="/b.css"></head><body><p>x</p></body>'
+  it('inlines a page that links exactly those sheets, in that order, and returns any other as it is', () => {
+    expect(inlineCriticalCss(html, CSS, { preload: 'media', onlyWithStylesheets: ['/a.css', '/b.css'] }).html).toBe(inlineCriticalCss(html, CSS, { preload: 'media' }).html)
+    for (const expected of [['/a.css'], ['/b.css', '/a.css'], ['/a.css', '/b.css', '/c.css']]) {
+      expect(inlineCriticalCss(html, CSS, { preload: 'media', onlyWithStylesheets: expected })).toMatchObject({ html, changed: false, deferred: [] })
+    }
+  })
+})
+
 describe('nonsense input', () => {
   it.each([
     ['html that is not a string', () => inlineCriticalCss(undefined as unknown as string, CSS), /html must be a string, got undefined/],
@@ -467,6 +477,7 @@ describe('nonsense input', () => {
     ['the loader strategy with no loader URL', () => inlineCriticalCss('<p>', CSS, { preload: 'loader' }), /`loader` strategy needs the `loaderSrc` option.*preload: 'body'/],
     ['a loader URL that could break out of its attribute', () => inlineCriticalCss('<p>', CSS, { loaderSrc: '/x.js" onload="y' }), /`loaderSrc` option must be a URL/],
     ['a nonce that could break out of its attribute', () => inlineCriticalCss('<p>', CSS, { nonce: 'a" onload="x' }), /`nonce` option/],
+    ['stylesheets to expect that are not a list of hrefs', () => inlineCriticalCss('<p>', CSS, { onlyWithStylesheets: '/a.css' as unknown as string[] }), /`onlyWithStylesheets` option must be an array/],
   ])('%s: a clear TypeError', (_name, call, message) => {
     expect(call).toThrow(TypeError)
     expect(call).toThrow(message)
