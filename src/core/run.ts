@@ -9,6 +9,7 @@ import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BadRequestError, PaymentRequiredError, UnauthorizedError } from '../client/errors.ts'
 import { inlineCriticalCss } from '../html/inline.ts'
+import { inlineOptionsOf } from '../html/inline-inputs.ts'
 import { linksRelatively, renderBlockingStylesheets } from '../html/links.ts'
 import { STRATEGIES } from '../html/strategies.ts'
 import { RECENT_TEXTS } from '../html/recent.ts'
@@ -22,12 +23,12 @@ import { noPagesMessage, type Framework } from './frameworks.ts'
 import { otherReleaseMessage, type OtherRelease } from './modes/deployed-sheets.ts'
 import type { ModeRun, Rendered, Renderer } from './modes/mode.ts'
 import { firstScreenLine } from './first-screen-notes.ts'
-import { localNotes, skippedHostsLine, unreadSheet } from './network-notes.ts'
+import { localNotes, skippedHostsLine } from './network-notes.ts'
 import type { ResolvedOptions } from './options.ts'
 import { assetUrl, isHtmlFile, relativeAsset, type Page } from './pages.ts'
 import { relativeCss } from './portable-css.ts'
-import { criticalFonts } from './font-preloads.ts'
-import { buildSheetTexts, lazyLinks, lazySheetOf, wholeSheets } from './whole-sheets.ts'
+import { pageInlineInputs } from './page-inputs.ts'
+import { buildSheetTexts, lazySheetOf } from './whole-sheets.ts'
 import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
 export interface RunInput {
@@ -149,19 +150,12 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     // What the page gets resolves the way its own links do: a relatively linked site works at any base and from disk.
     const relative = linksRelatively(page.html!)
     const portable = (text: string): string => (relative ? relativeCss(text, page.url, mode.prefix) : text)
-    // A stylesheet the render did not get is not in the CSS: first paint still needs its link.
-    const keepBlocking = unreadSheet(network, page.url)
-    const whole = sheets && css.trim() !== '' ? await wholeSheets(page.html!, page.url, css, sheets.texts, sheets.lazy, keepBlocking) : null
-    // A strategy that makes a link something else for a while must know which ones the page's code looks up.
-    const lookedUp = sheets && strategy.hidesLinks ? await lazyLinks(page.html!, page.url, sheets.texts, sheets.lazy) : null
+    const inputs = await pageInlineInputs(page.html!, page.url, css, network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable })
     const result = inlineCriticalCss(page.html!, portable(css), {
       preload: options.preload,
       ...(asset ? { loaderSrc: relative ? relativeAsset(page.file, asset.file) : assetUrl(input.base, page.file, asset.file) } : {}),
       ...(options.nonce ? { nonce: options.nonce } : {}),
-      keepBlocking,
-      ...(whole ? { wholeSheet: (href: string) => (whole.has(href) ? portable(whole.get(href)!) : null) } : {}),
-      ...(lookedUp ? { lookedUp: (href: string) => lookedUp.has(href) } : {}),
-      ...(options.preloadFonts ? { fontPreloads: criticalFonts(portable(css)) } : {}),
+      ...inlineOptionsOf(inputs),
     })
     if (result.changed && input.stage) await input.stage(page.file, result.html).catch((error: unknown) => Promise.reject(new OutputWriteError(page.file, error)))
     else if (result.changed) updated.set(page.file, result.html)
