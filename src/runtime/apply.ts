@@ -26,6 +26,7 @@ export function applyCriticalCss(html: string, url: string | URL, manifest: Load
     // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.
     onlyWithStylesheets: route.sheets,
     preload: manifest.preload,
+    ...route.options,
     ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc }),
     ...(options.nonce === undefined ? {} : { nonce: options.nonce }),
   }).html

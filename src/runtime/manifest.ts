@@ -4,12 +4,13 @@
  * load. Read once when the server starts: a manifest that is not one fails there, naming what
  * is wrong, never a request.
  */
+import { inlineOptionsOf, type InputOptions, type PageInlineInputs } from '../html/inline-inputs.ts'
 import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { routePattern, routeRank } from './routes.ts'
 
 export const MANIFEST_VERSION = 1
 
-export interface ManifestRoute {
+export interface ManifestRoute extends PageInlineInputs {
   /** The route as the framework names it: `/`, `/blog/[slug]`, `/docs/[...path]`, `/blog/:slug`. */
   route: string
   /** The stylesheets its pages link, each `href` as written, in document order: a page that links others passes through. */
@@ -31,7 +32,7 @@ export interface CriticalCssManifest {
 export interface LoadedManifest {
   preload: PreloadStrategy
   loaderSrc?: string
-  routes: (ManifestRoute & { pattern: RegExp })[]
+  routes: (ManifestRoute & { pattern: RegExp; options: InputOptions })[]
 }
 
 export class ManifestError extends Error {
@@ -60,12 +61,22 @@ export function loadManifest(value: unknown): LoadedManifest {
   const routes = (manifest.routes as unknown[]).map((entry, index) => {
     const where = `routes[${index}]`
     if (typeof entry !== 'object' || entry === null) fail(where, 'is not an object')
-    const { route, sheets, css } = entry as Record<string, unknown>
+    const { route, sheets, css, keepBlocking, wholeSheets, lookedUp, fontPreloads } = entry as Record<string, unknown>
     if (typeof route !== 'string' || !route.startsWith('/')) fail(`${where}.route`, 'is not a path starting with /')
     if (seen.has(route)) fail(`${where}.route`, `names ${route} a second time`)
     seen.add(route)
     if (typeof css !== 'string') fail(`${where}.css`, 'is not a string')
-    return { route, sheets: strings(sheets, `${where}.sheets`), css, pattern: routePattern(route) }
+    const linked = strings(sheets, `${where}.sheets`)
+    if (wholeSheets !== null && (typeof wholeSheets !== 'object' || Array.isArray(wholeSheets) || Object.values(wholeSheets as object).some((text) => typeof text !== 'string'))) {
+      fail(`${where}.wholeSheets`, 'is neither null nor an object of stylesheet texts by href')
+    }
+    const inputs: PageInlineInputs = {
+      keepBlocking: strings(keepBlocking, `${where}.keepBlocking`),
+      wholeSheets: wholeSheets as Record<string, string> | null,
+      lookedUp: strings(lookedUp, `${where}.lookedUp`),
+      fontPreloads: strings(fontPreloads, `${where}.fontPreloads`),
+    }
+    return { route, sheets: linked, css, ...inputs, pattern: routePattern(route), options: inlineOptionsOf(inputs) }
   })
   // Most specific first, ties in the manifest's order: `/blog/new` before `/blog/[slug]` before `/[...rest]`.
   const ranked = routes.map((route, index) => ({ route, rank: routeRank(route.route), index }))

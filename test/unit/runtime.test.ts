@@ -1,22 +1,26 @@
 /** `unplugin-critical-css/runtime`: a server-rendered page gets its route's critical CSS as a built file would, or passes through as it is. */
 import { describe, expect, it } from 'vitest'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
+import type { PageInlineInputs } from '../../src/html/inline-inputs.ts'
 import { applyCriticalCss, loadManifest, ManifestError, routeOf, type CriticalCssManifest } from '../../src/runtime.ts'
 
 const CSS = '.hero{min-height:100vh}'
 const page = (links: string[], body = '<h1 class="hero">Hi</h1>'): string =>
   `<!doctype html><html><head><meta charset="utf-8"><title>t</title>${links.map((href) => `<link rel="stylesheet" href="${href}">`).join('')}</head><body>${body}</body></html>`
 
+/** A route whose pages need nothing but the CSS: no sheet unread, inlined whole, looked up, no font preloaded. */
+const NO_INPUTS: PageInlineInputs = { keepBlocking: [], wholeSheets: null, lookedUp: [], fontPreloads: [] }
+
 const MANIFEST: CriticalCssManifest = {
   version: 1,
   preload: 'loader',
   loaderSrc: '/critical-css-loader.0123abcd.js',
   routes: [
-    { route: '/[...rest]', sheets: ['/assets/app.css'], css: '.rest{}' },
-    { route: '/blog/[slug]', sheets: ['/assets/app.css', '/assets/blog.css'], css: CSS },
-    { route: '/blog/new', sheets: ['/assets/app.css'], css: '.new{}' },
-    { route: '/', sheets: ['/assets/app.css'], css: '.home{}' },
-    { route: '/shop/(group)/[[lang]]/items/:id', sheets: [], css: '.item{}' },
+    { route: '/[...rest]', sheets: ['/assets/app.css'], css: '.rest{}', ...NO_INPUTS },
+    { route: '/blog/[slug]', sheets: ['/assets/app.css', '/assets/blog.css'], css: CSS, ...NO_INPUTS },
+    { route: '/blog/new', sheets: ['/assets/app.css'], css: '.new{}', ...NO_INPUTS },
+    { route: '/', sheets: ['/assets/app.css'], css: '.home{}', ...NO_INPUTS },
+    { route: '/shop/(group)/[[lang]]/items/:id', sheets: [], css: '.item{}', ...NO_INPUTS },
   ],
 }
 
@@ -59,6 +63,24 @@ describe('applyCriticalCss', () => {
     }
   })
 
+  it('a route’s inputs act as a built file’s: a sheet the render could not read stays blocking, a small sheet goes in whole, fonts are preloaded', () => {
+    const html = page(['/assets/app.css', '/assets/blog.css'])
+    const route = (inputs: Partial<PageInlineInputs>) => loadManifest({ ...MANIFEST, routes: [{ ...MANIFEST.routes[1]!, ...inputs }] })
+    const expected = (inputs: Parameters<typeof inlineCriticalCss>[2]) => inlineCriticalCss(html, CSS, { preload: 'loader', loaderSrc: MANIFEST.loaderSrc!, ...inputs }).html
+
+    const blocking = applyCriticalCss(html, '/blog/a', route({ keepBlocking: ['/assets/blog.css'] }))
+    expect(blocking).toBe(expected({ keepBlocking: (href) => href === '/assets/blog.css' }))
+    expect(blocking).toContain('<link rel="stylesheet" href="/assets/blog.css">')
+
+    const whole = applyCriticalCss(html, '/blog/a', route({ wholeSheets: { '/assets/app.css': '.app{color:red}', '/assets/blog.css': '.blog{color:blue}' } }))
+    expect(whole).toContain('.app{color:red}')
+    expect(whole).not.toContain('href="/assets/app.css"')
+
+    const fonts = applyCriticalCss(html, '/blog/a', route({ fontPreloads: ['/fonts/a.woff2'] }))
+    expect(fonts).toBe(expected({ fontPreloads: ['/fonts/a.woff2'] }))
+    expect(fonts).toContain('href="/fonts/a.woff2"')
+  })
+
   it('a page it already gave the CSS to is left as it is', () => {
     const once = applyCriticalCss(page(['/assets/app.css', '/assets/blog.css']), '/blog/a', loaded)
     expect(applyCriticalCss(once, '/blog/a', loaded)).toBe(once)
@@ -75,6 +97,10 @@ describe('loadManifest', () => {
       [{ ...MANIFEST, routes: [{ route: 'blog', sheets: [], css: '' }] }, /manifest routes\[0\]\.route is not a path starting with \//],
       [{ ...MANIFEST, routes: [{ route: '/', sheets: [1], css: '' }] }, /manifest routes\[0\]\.sheets is not a list of strings/],
       [{ ...MANIFEST, routes: [MANIFEST.routes[0], MANIFEST.routes[0]] }, /manifest routes\[1\]\.route names \/\[\.\.\.rest\] a second time/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], keepBlocking: undefined }] }, /manifest routes\[0\]\.keepBlocking is not a list of strings/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], wholeSheets: ['.a{}'] }] }, /manifest routes\[0\]\.wholeSheets is neither null nor an object of stylesheet texts by href/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], wholeSheets: { '/a.css': 1 } }] }, /manifest routes\[0\]\.wholeSheets is neither null/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], fontPreloads: '/a.woff2' }] }, /manifest routes\[0\]\.fontPreloads is not a list of strings/],
     ]
     for (const [value, message] of cases) {
       const error = (() => {
