@@ -16,6 +16,7 @@ import type { BuildReport } from '../../src/core/report.ts'
 import { withoutBrowser } from '../fixtures/browser.ts'
 import { readStyles } from '../fixtures/html.ts'
 import { BUNDLERS, SITE_PAGES, buildSite, createProject, removeProject, type BuildOutput, type BuildSetup, type Bundler } from '../fixtures/sites.ts'
+import { until } from '../fixtures/until.ts'
 
 const projects = new Set<string>()
 afterAll(async () => {
@@ -73,11 +74,6 @@ function alive(pid: number): boolean {
   } catch {
     return false
   }
-}
-
-async function until(condition: () => boolean, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 50))) if (condition()) return true
-  return condition()
 }
 
 async function report(output: BuildOutput): Promise<BuildReport> {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createChromiumEngine, type ChromiumEngine } from '../../src/engine/chromium.ts'
 import { chromiumProcesses } from '../fixtures/process-tree.ts'
 import { serveFiles, type StaticServer } from '../fixtures/static-server.ts'
+import { until } from '../fixtures/until.ts'
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
 
@@ -31,16 +32,6 @@ const renderers = (): number => chromiumProcesses().renderer ?? 0
 const fixed = (): Record<string, number> => {
   const { renderer: _, ...rest } = chromiumProcesses()
   return rest
-}
-
-/** Polls until `done` holds (true) or `ms` pass (false). */
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) return false
-    await sleep(50)
-  }
-  return true
 }
 
 function generate(engine: ChromiumEngine, tenant: string): Promise<string> {
