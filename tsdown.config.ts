@@ -20,7 +20,11 @@ export default defineConfig({
     nuxt: 'src/nuxt.ts',
     sveltekit: 'src/sveltekit.ts',
     runtime: 'src/runtime.ts',
+    // Astro's middleware, which the Astro integration adds by this file's URL (dist/astro-middleware.mjs).
+    'astro-middleware': 'src/runtime/astro-middleware.ts',
   },
+  // Resolved by the server build that bundles the middleware (core/server-manifest-module.ts).
+  external: [/^virtual:unplugin-critical-css\//],
   format: 'esm',
   platform: 'node',
   target: 'node20.19',

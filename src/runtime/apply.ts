@@ -10,6 +10,11 @@ import type { LoadedManifest } from './manifest.ts'
 export interface ApplyOptions {
   /** The response's CSP nonce, for the `<style>` and the links and script it adds. */
   nonce?: string
+  /**
+   * The page's route as the framework names it, where the server knows it (Astro's
+   * `context.routePattern`): the manifest's route of that name, whatever the URL's base.
+   */
+  route?: string
 }
 
 /** The route of `url` (a path, or a URL whose path is read) in `manifest`, or null. */
@@ -20,7 +25,7 @@ export function routeOf(manifest: LoadedManifest, url: string | URL): LoadedMani
 
 /** `html` with its route's critical CSS, or `html` itself (the same string) when the manifest does not cover it. */
 export function applyCriticalCss(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): string {
-  const route = routeOf(manifest, url)
+  const route = options.route === undefined ? routeOf(manifest, url) : (manifest.routes.find((entry) => entry.route === options.route) ?? null)
   if (route === null) return html
   return inlineCriticalCss(html, route.css, {
     // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.

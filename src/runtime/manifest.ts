@@ -10,6 +10,16 @@ import { routePattern, routeRank } from './routes.ts'
 
 export const MANIFEST_VERSION = 1
 
+/** The manifest's file name, in the server output's own folder. */
+export const MANIFEST_FILE = 'critical-css.json'
+
+/**
+ * The module a server bundle imports for its manifest's `file:` URL (a `URL`, its default
+ * export): the build resolves it to where the bundle is written, since the server is moved
+ * whole when it is deployed.
+ */
+export const MANIFEST_MODULE = 'virtual:unplugin-critical-css/manifest'
+
 export interface ManifestRoute extends PageInlineInputs {
   /** The route as the framework names it: `/`, `/blog/[slug]`, `/docs/[...path]`, `/blog/:slug`. */
   route: string

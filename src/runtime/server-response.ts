@@ -1,0 +1,27 @@
+/**
+ * A server's `Response` with its route's critical CSS (Astro's middleware, Hono, anything
+ * with WHATWG responses): the whole HTML is read, and an answer the manifest does not cover
+ * is given back with its own bytes.
+ */
+import { applyCriticalCss, type ApplyOptions } from './apply.ts'
+import type { LoadedManifest } from './manifest.ts'
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+export async function withCriticalCss(response: Response, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): Promise<Response> {
+  if (!/^text\/html\b/i.test(response.headers.get('content-type') ?? '') || response.body === null) return response
+  const bytes = new Uint8Array(await response.arrayBuffer())
+  let html: string
+  try {
+    html = UTF8.decode(bytes)
+  } catch {
+    return new Response(bytes, response)
+  }
+  const out = applyCriticalCss(html, url, manifest, options)
+  if (out === html) return new Response(bytes, response)
+  const headers = new Headers(response.headers)
+  // The body is longer now; a digest of the old one would be wrong too.
+  headers.delete('content-length')
+  headers.delete('content-md5')
+  return new Response(out, { status: response.status, statusText: response.statusText, headers })
+}
