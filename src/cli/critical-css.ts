@@ -110,6 +110,8 @@ const FLAG_OF = {
   token: null,
   rateLimit: null,
   enabled: null,
+  // Routes of a built server: the folder command has none.
+  samples: null,
 } as const satisfies Record<keyof DirectoryOptions, `--${string}` | null>
 
 /** A list flag's item as it was typed: `10x10` for a viewport, a page as itself. */

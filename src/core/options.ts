@@ -134,6 +134,14 @@ export interface Options {
   /** Nonce put on the inlined `<style>`, the links deferred or preloaded and the loader's `<script>`, for a CSP with nonces. Default: none. */
   nonce?: string
   /**
+   * Server-rendered routes with parameters, each with the URL path the build renders it
+   * from: every page of the route gets that page's critical CSS at request time. Routes
+   * without parameters are rendered at their own path unless named here; a route with
+   * parameters and no sample is left alone, and the build log names it.
+   * @example { '/blog/[slug]': '/blog/first-post' }
+   */
+  samples?: Record<string, string>
+  /**
    * Most pages in flight at once. Default: what the plan's rate limit serves within
    * `timeout` (remote mode), twice the browser's workers (embedded mode).
    */
@@ -202,6 +210,8 @@ export interface ResolvedOptions {
   selectionPatterns: SelectionPatterns | null
   preloadFonts: boolean
   nonce: string | null
+  /** Route → the URL path a server route is rendered from (`samples`); empty: none given. */
+  samples: ReadonlyMap<string, string>
   /** Null: the mode sizes it (the plan's pace in remote mode, the browser's workers in embedded mode). */
   concurrency: number | null
   timeoutMs: number
@@ -287,6 +297,7 @@ const optionsShape = {
   keepKeyframes: z.boolean().optional(),
   preloadFonts: z.boolean().optional(),
   nonce: z.string().regex(NONCE_PATTERN, 'must be a base64 or base64url value of at most 256 characters').optional(),
+  samples: z.record(z.string().regex(/^\//, 'must be a route starting with /'), z.string().regex(/^\/[^\s]*$/, 'must be a URL path starting with / (no origin)')).optional(),
   concurrency: z.number().int().positive().optional(),
   timeout: positiveMs.optional(),
   strict: z.boolean().optional(),
@@ -451,6 +462,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
     selection: normalizeSelection({ keep: strings(value.keep), drop: strings(value.drop), states: value.states, fontFaces: value.keepFontFaces, keyframes: value.keepKeyframes }),
     selectionPatterns: patterns(value.keep, value.drop),
     preloadFonts: value.preloadFonts ?? false,
+    samples: new Map(Object.entries(value.samples ?? {})),
     nonce: value.nonce ?? null,
     concurrency: value.concurrency ?? null,
     timeoutMs: value.timeout ?? DEFAULT_TIMEOUT_MS,

@@ -19,7 +19,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   engine: ['contract', 'html', 'shared'],
   client: ['contract', 'shared'],
   service: ['engine', 'contract', 'shared'],
-  core: ['client', 'html', 'contract', 'shared'],
+  // A server route's manifest has one home, its reader (runtime/manifest.ts); the build writes it.
+  core: ['client', 'html', 'contract', 'shared', 'runtime'],
   adapters: ['core', 'html'],
   integrations: ['core'],
   // Request time in a server's bundle (design.md): the inliner and nothing that starts a browser or talks to a service.

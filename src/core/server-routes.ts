@@ -1,0 +1,165 @@
+/**
+ * Server-rendered routes (issue 50): after the framework's server build, the built server is
+ * started on 127.0.0.1, one sample URL per route is rendered in the embedded service as a
+ * built file would be, and a manifest is written into the server output for the runtime
+ * (`unplugin-critical-css/runtime`) to insert each route's CSS at request time. The manifest
+ * and the loader script are written last, and only when every step succeeded.
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { createClient } from '../client/client.ts'
+import type { CriticalCssClient } from '../client/types.ts'
+import { stylesheetHrefs } from '../html/scan.ts'
+import { STRATEGIES } from '../html/strategies.ts'
+import { MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
+import { startAppServer, type AppServerCommand } from './app-server.ts'
+import { buildSelection } from './build-selection.ts'
+import { buildFileFinder, directoryOutput } from './build-server.ts'
+import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
+import { firstScreenLine } from './first-screen-notes.ts'
+import { CHECK_INTERVAL } from './modes/embedded.ts'
+import { clientRenderer, logRetries } from './modes/client-renderer.ts'
+import type { EmbeddedService } from './modes/embedded-service.ts'
+import type { ResolvedOptions } from './options.ts'
+import { pageInlineInputs } from './page-inputs.ts'
+import { basePath } from './pages.ts'
+import type { BuildLogger } from './report.ts'
+import { lazySheetOf, buildSheetTexts } from './whole-sheets.ts'
+
+/** A route of the server and the path it is rendered from; null: it has parameters and no sample. */
+export interface ServerRoute {
+  route: string
+  sample: string | null
+}
+
+export interface ServerRoutesInput {
+  server: AppServerCommand
+  routes: readonly ServerRoute[]
+  /** The folder the server serves its static files from: the stylesheets are read there, the loader script goes there. */
+  staticDir: string
+  /** The path the app is served below (`/`, `/docs/`). */
+  base: string
+  /** The server's own output folder: the manifest goes there, beside the code that reads it. */
+  serverDir: string
+  root: string
+  logger: BuildLogger
+}
+
+export interface ServerRoutesResult {
+  /** The routes in the manifest, with the sample each was rendered from. */
+  covered: { route: string; sample: string }[]
+  /** Routes left out, with why. */
+  left: { route: string; why: string }[]
+}
+
+/** Pages rendered at once: the app server and the browser share the machine. */
+const AT_ONCE = 2
+
+/** Why a sample's answer is no page to render, or null when it is one. */
+function notAPage(response: Response): string | null {
+  if (response.status >= 300 && response.status < 400) return `redirects (${response.status}) to ${response.headers.get('location') ?? 'nowhere'}`
+  if (response.status !== 200) return `answers ${response.status}`
+  const type = response.headers.get('content-type') ?? ''
+  return /^text\/html\b/i.test(type) ? null : `answers ${type || 'no content type'}, not HTML`
+}
+
+async function writeAtomically(file: string, text: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true })
+  const temp = `${file}.${process.pid}.tmp`
+  try {
+    await writeFile(temp, text)
+    await rename(temp, file)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw error
+  }
+}
+
+export async function renderServerRoutes(options: ResolvedOptions, input: ServerRoutesInput): Promise<ServerRoutesResult> {
+  const { logger } = input
+  const left: ServerRoutesResult['left'] = input.routes.filter((route) => route.sample === null).map(({ route }) => ({ route, why: 'it has parameters and no sample URL (the `samples` option)' }))
+  const sampled = input.routes.filter((route): route is ServerRoute & { sample: string } => route.sample !== null)
+  const strategy = STRATEGIES[options.preload]
+  const prefix = basePath(input.base) ?? '/'
+  const covered: ManifestRoute[] = []
+  const from = new Map<string, string>()
+  if (sampled.length > 0) {
+    const output = directoryOutput(input.staticDir)
+    const { selection } = await buildSelection(options, output, input.root)
+    const sheets = strategy.defers ? { texts: buildSheetTexts(buildFileFinder(output, input.base)), lazy: lazySheetOf(output) } : null
+    const app = await startAppServer(input.server)
+    let service: EmbeddedService | null = null
+    let client: CriticalCssClient | null = null
+    try {
+      // Every sample is asked for first: no browser starts for a server whose samples are no pages.
+      const pages: { route: string; sample: string; url: string; html: string }[] = []
+      for (const { route, sample } of sampled) {
+        const url = new URL(sample, app.origin).href
+        const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(options.timeoutMs) })
+        const why = notAPage(response)
+        if (why === null) pages.push({ route, sample, url, html: await response.text() })
+        else {
+          await response.body?.cancel()
+          left.push({ route, why: `its sample ${sample} ${why}` })
+        }
+      }
+      if (pages.length > 0) {
+        logger.info(`critical CSS: rendering ${pages.length} server route${pages.length === 1 ? '' : 's'} of the built server (${app.origin}) in a local Chromium`)
+        const { startEmbeddedService } = await import('./modes/embedded-service.ts')
+        service = await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: AT_ONCE, words: options.words, onJobEnded: (id) => client?.checkNow(id) })
+        client = createClient({ baseUrl: service.baseUrl, token: service.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
+        const renderer = clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency: AT_ONCE, advice: () => null })
+        const render = async ({ route, sample, url, html }: (typeof pages)[number]): Promise<void> => {
+          let rendered: Awaited<ReturnType<typeof renderer.render>>
+          try {
+            rendered = await renderer.render(url, { deadline: Date.now() + options.timeoutMs, signal: AbortSignal.timeout(options.timeoutMs) })
+          } catch (error) {
+            if (error instanceof ConfigurationError) throw error
+            left.push({ route, why: `its sample ${sample} could not be rendered: ${describeError(error)}` })
+            return
+          }
+          if (rendered.css.trim() === '') {
+            left.push({ route, why: `the service found no above-the-fold CSS in its sample ${sample}` })
+            return
+          }
+          const inputs = await pageInlineInputs(html, url, rendered.css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (css) => css })
+          covered.push({ route, sheets: stylesheetHrefs(html), css: rendered.css, ...inputs })
+          from.set(route, sample)
+          const differs = firstScreenLine(rendered.firstScreen)
+          if (differs !== null) logger.info(`critical CSS: ${route} (${sample}) ${differs}`)
+        }
+        const queue = [...pages]
+        await Promise.all(
+          Array.from({ length: AT_ONCE }, async () => {
+            for (let next = queue.shift(); next !== undefined; next = queue.shift()) await render(next)
+          }),
+        )
+      }
+    } finally {
+      await client?.close()
+      await service?.close()
+      await app.close()
+    }
+  }
+
+  // The manifest's routes in the order they were given, whatever order their renders ended in.
+  const order = new Map(input.routes.map(({ route }, index) => [route, index]))
+  covered.sort((a, b) => order.get(a.route)! - order.get(b.route)!)
+  left.sort((a, b) => order.get(a.route)! - order.get(b.route)!)
+  const { asset } = strategy
+  const manifest: CriticalCssManifest = {
+    version: MANIFEST_VERSION,
+    preload: options.preload,
+    ...(asset ? { loaderSrc: `${prefix}${asset.file}` } : {}),
+    routes: covered,
+  }
+  if (left.length > 0 && options.strict) {
+    throw new StrictModeError(`${PLUGIN_NAME}: strict: ${left.length} server route${left.length === 1 ? '' : 's'} got no critical CSS: ${left.map(({ route, why }) => `${route} (${why})`).join('; ')}. Nothing was written into the server output.`)
+  }
+  if (asset && covered.length > 0) await writeAtomically(join(input.staticDir, asset.file), asset.text)
+  await writeAtomically(join(input.serverDir, MANIFEST_FILE), `${JSON.stringify(manifest)}\n`)
+  const result = { covered: covered.map(({ route }) => ({ route, sample: from.get(route)! })), left }
+  if (covered.length > 0) logger.info(`critical CSS: ${covered.length} server route${covered.length === 1 ? '' : 's'} get critical CSS at request time: ${result.covered.map(({ route, sample }) => (route === sample ? route : `${route} (from ${sample})`)).join(', ')}`)
+  for (const { route, why } of left) logger.warn(`critical CSS: server route ${route} is left as it is: ${why}.`)
+  return result
+}
