@@ -1,15 +1,19 @@
 /**
  * Astro: an integration whose `astro:build:done` hook runs once the pages are written, into
  * the folder Astro hands it (static output: the site; server output: the client folder,
- * which holds the prerendered pages). Pages rendered on demand are made per request, so
- * they get none. Tested with Astro 5 and 7, and Starlight (add it after `starlight()`).
+ * which holds the prerendered pages). With the node adapter (`mode: 'standalone'`), pages
+ * rendered on demand get theirs at request time: the build starts the built server, renders
+ * a sample of each route, and writes the manifest our middleware reads
+ * (core/server-routes.ts). Tested with Astro 5 and 7, and Starlight (add it after `starlight()`).
  *
  *   integrations: [criticalCss()]
  */
 import { fileURLToPath } from 'node:url'
-import { processDirectory } from '../core/directory.ts'
+import { processResolvedDirectory } from '../core/directory.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
-import type { Options } from '../core/options.ts'
+import { resolveDirectoryOptions, type Options } from '../core/options.ts'
+import { renderServerRoutes, type ServerRoute } from '../core/server-routes.ts'
+import { serverManifestModule, type ManifestModulePlugin } from '../core/server-manifest-module.ts'
 import { buildLogger, type FrameworkLogger } from './log.ts'
 
 /** The part of Astro's resolved config this integration reads. */
@@ -19,12 +23,15 @@ export interface AstroConfigLike {
   /** Where the site is deployed: the page URLs a remote service is asked for, unless `siteUrl` or the env says otherwise. */
   site?: string | undefined
   output: string
-  build: { inlineStylesheets: string }
+  build: { inlineStylesheets: string; server: URL; serverEntry: string }
+  adapter?: { name: string } | undefined
 }
 
 /** The part of a route Astro resolved that this integration reads (astro ≥ 5). */
 export interface AstroRouteLike {
   pattern: string
+  /** The route's parameters: none for a route with one URL. */
+  params: string[]
   type: string
   origin: string
   isPrerendered: boolean
@@ -34,6 +41,12 @@ export interface AstroRouteLike {
 export interface AstroIntegrationLike {
   name: string
   hooks: {
+    'astro:config:setup': (params: {
+      command: string
+      config: { adapter?: { name: string } | undefined }
+      addMiddleware: (middleware: { order: 'pre' | 'post'; entrypoint: string | URL }) => void
+      updateConfig: (config: { vite: { plugins: ManifestModulePlugin[] } }) => unknown
+    }) => void
     'astro:routes:resolved': (params: { routes: AstroRouteLike[] }) => void
     'astro:config:done': (params: { config: AstroConfigLike; logger: FrameworkLogger; buildOutput?: 'static' | 'server' }) => void
     'astro:build:done': (params: { dir: URL; logger: FrameworkLogger }) => Promise<void>
@@ -41,6 +54,16 @@ export interface AstroIntegrationLike {
 }
 
 const LISTED = 5
+/** The node adapter, whose standalone server the build starts to render its on-demand routes. */
+const NODE_ADAPTER = '@astrojs/node'
+
+/** The routes rendered on demand, each with the path it is rendered from: its own, or the `samples` option's. */
+function serverRoutes(routes: readonly AstroRouteLike[], base: string, samples: ReadonlyMap<string, string>): ServerRoute[] {
+  const prefix = base.replace(/\/$/, '')
+  return routes
+    .filter((route) => route.type === 'page' && route.origin === 'project' && !route.isPrerendered)
+    .map((route) => ({ route: route.pattern, sample: samples.get(route.pattern) ?? (route.params.length === 0 ? `${prefix}${route.pattern}` : null) }))
+}
 
 /** What the build log says about the pages Astro renders per request: there is no file to give CSS to. */
 function onDemandNote(routes: readonly AstroRouteLike[] | null): string | null {
@@ -59,6 +82,12 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
   return {
     name: PLUGIN_NAME,
     hooks: {
+      'astro:config:setup': ({ command, config: setup, addMiddleware, updateConfig }) => {
+        // Pages rendered on demand need an adapter; outermost, the middleware sees the HTML the user's own made.
+        if (command !== 'build' || setup.adapter === undefined) return
+        addMiddleware({ order: 'pre', entrypoint: new URL('./astro-middleware.mjs', import.meta.url) })
+        updateConfig({ vite: { plugins: [serverManifestModule()] } })
+      },
       'astro:routes:resolved': (params) => {
         routes = params.routes
       },
@@ -74,11 +103,28 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
       },
       'astro:build:done': async ({ dir, logger }) => {
         const log = buildLogger(logger)
-        const note = server ? onDemandNote(routes) : null
-        if (note !== null) log.info(note)
-        await processDirectory(fileURLToPath(dir), options, {
-          framework: { name: 'Astro', base: config?.base, siteUrl: config?.site },
-          root: config ? fileURLToPath(config.root) : process.cwd(),
+        const root = config ? fileURLToPath(config.root) : process.cwd()
+        const resolved = resolveDirectoryOptions(options, { framework: { name: 'Astro', base: config?.base, siteUrl: config?.site } })
+        // Remote mode renders the deployed site's pages, which these are not yet: the routes get none there.
+        const renders = server && config !== null && config.adapter?.name === NODE_ADAPTER && routes !== null && resolved.options.enabled !== false && resolved.options.service === null
+        if (server && !renders) {
+          const note = onDemandNote(routes)
+          if (note !== null) log.info(note)
+        }
+        await processResolvedDirectory(fileURLToPath(dir), resolved, { root, logger: log, projectSheets: true })
+        if (!renders) return
+        const entry = fileURLToPath(new URL(config!.build.serverEntry, config!.build.server))
+        const onDemand = serverRoutes(routes!, config!.base, resolved.options.samples)
+        for (const route of resolved.options.samples.keys()) {
+          if (!onDemand.some((entry) => entry.route === route)) log.warn(`critical CSS: \`samples\` names ${route}, which is no route Astro renders on demand (${onDemand.map((entry) => entry.route).join(', ') || 'it has none'}).`)
+        }
+        await renderServerRoutes(resolved.options, {
+          server: { command: process.execPath, args: [entry], cwd: root, env: (port) => ({ PORT: String(port), HOST: '127.0.0.1' }) },
+          routes: onDemand,
+          staticDir: fileURLToPath(dir),
+          base: config!.base,
+          serverDir: fileURLToPath(config!.build.server),
+          root,
           logger: log,
         })
       },

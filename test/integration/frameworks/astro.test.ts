@@ -2,11 +2,12 @@
  * Astro 7, built with its own CLI (`npx astro build`) over test/frameworks/astro, whose config
  * adds `unplugin-critical-css/astro` as a user would: every page it writes gets critical CSS
  * and nothing else changes, a rebuild needs no browser, `base` is the path the pages are
- * served below, a server build gives its prerendered pages CSS and says what happens to the
- * others, and a 402 fails the build only with `strict`. Astro 7 needs Node ≥ 22.12: on an older
+ * served below, a server build gives its prerendered pages CSS and its on-demand routes a
+ * manifest, and a 402 fails the build only with `strict`. Astro 7 needs Node ≥ 22.12: on an older
  * Node the build runs on the newest line scripts/node.mjs installs (its `engines`). Astro 5 has
  * its own one-build check in astro5.test.ts; Starlight over Astro 7 in starlight.test.ts.
  */
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Options } from '../../../src/core/options.ts'
@@ -87,14 +88,17 @@ describe.sequential('Astro: integrations: [criticalCss()]', () => {
     expectAboveTheFold(on.files)
   }, 60_000)
 
-  it("`output: 'server'`: the prerendered page gets its CSS, and the log names the pages rendered on demand", async () => {
+  it("`output: 'server'`: the prerendered page gets its CSS, and the routes rendered on demand are rendered from the built server into its manifest", async () => {
     const on = await build({ ...ONE_VIEWPORT, report: join(temp, 'report-server.json') }, { UCC_ASTRO_OUTPUT: 'server' }, join(OUT_SERVER, 'client'))
     expectBuildOk(on.run)
     expect(pagesOf(on.files)).toEqual(['index.html'])
     const report = await readReport(join(temp, 'report-server.json'))
     expect(report.pages.map((entry) => [entry.file, entry.outcome])).toEqual([['index.html', 'inlined']])
     expectAboveTheFold(on.files)
-    expect(output(on.run)).toMatch(/3 pages are rendered on demand \(\/about, \/blog\/first-post, \/blog\)/)
+    expect(output(on.run)).toMatch(/3 server routes get critical CSS at request time: \/about, \/blog\/first-post, \/blog\n/)
+    // Beside the server's code, which reads it (test/integration/server-routes-astro.test.ts serves it).
+    const manifest = JSON.parse(await readFile(join(OUT_SERVER, 'server', 'critical-css.json'), 'utf8')) as { routes: { route: string }[] }
+    expect(manifest.routes.map((route) => route.route)).toEqual(['/about', '/blog/first-post', '/blog'])
   }, 60_000)
 
   describe('against a service whose quota runs out after one page', () => {
