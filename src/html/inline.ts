@@ -4,7 +4,6 @@
  * every byte outside the edited spans stays as it was.
  */
 import { createHash } from 'node:crypto'
-import MagicString from 'magic-string'
 import { blockingLinks, holdingPaint, type BlockingLinks } from './links.ts'
 import { CRITICAL_STYLE_ATTRIBUTE, attribute, scanHtml, stylesheetHrefsOf, type SourceTag } from './scan.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, PRELOAD_WITHOUT_LOADER, STRATEGIES, type PreloadStrategy } from './strategies.ts'
@@ -163,6 +162,21 @@ function assetPlace(rewritten: SourceTag[], blocking: BlockingLinks): SourceTag 
 }
 
 /**
+ * `html` with `edits` (sorted, none inside another) made: every byte outside them as it was.
+ * One string built from slices of the input, no edit structure kept per character range.
+ */
+function applied(html: string, edits: readonly InlineEdit[]): string {
+  let output = ''
+  let at = 0
+  for (const edit of edits) {
+    if (edit.start < at) throw new Error(`inliner: edits overlap at offset ${edit.start}`)
+    output += html.slice(at, edit.start) + edit.text
+    at = edit.end
+  }
+  return at === 0 && edits.length === 0 ? html : output + html.slice(at)
+}
+
+/**
  * Inlines `css` into `html`. Pure: returns the new document and what changed. Running it
  * again on its output replaces the inlined block and leaves converted links alone. Empty
  * css changes nothing.
@@ -229,13 +243,7 @@ export function inlineCriticalCss(html: string, css: string, options: InlineOpti
 
   // Insertions before replacements at the same offset: the style goes before the link it precedes.
   edits.sort((a, b) => a.start - b.start || a.end - b.end)
-  const output = new MagicString(html)
-  for (const edit of edits) {
-    if (edit.start === edit.end) output.appendLeft(edit.start, edit.text)
-    else if (edit.text === '') output.remove(edit.start, edit.end)
-    else output.overwrite(edit.start, edit.end, edit.text)
-  }
-  const result = output.toString()
+  const result = applied(html, edits)
   const handled = new Set(rewritable)
   return {
     html: result,
