@@ -1,17 +1,18 @@
 /**
  * A framework's route, as its pages' URLs match it: `/blog/[slug]` (Astro, SvelteKit),
  * `/docs/[...path]`, an optional `[[lang]]`, SvelteKit's `(group)` folders, Nuxt's
- * `/blog/:slug`. Matched against a URL's path, its trailing slash aside.
+ * `/blog/:slug()`, `/:lang?` and `/:path(.*)*`. Matched against a URL's path, its trailing
+ * slash aside.
  */
 
 /** One segment's pattern, or null for a segment that is not in the URL (a SvelteKit group). */
 function segmentPattern(segment: string): { pattern: string; optional: boolean } | null {
   if (/^\(.+\)$/.test(segment)) return null
-  if (/^\[\[[^\]/]+\]\]$/.test(segment)) return { pattern: '[^/]+', optional: true }
+  if (/^\[\[[^\]/]+\]\]$/.test(segment) || /^:[A-Za-z_]\w*(?:\(\))?\?$/.test(segment)) return { pattern: '[^/]+', optional: true }
   if (/^\[\.\.\.[^\]/]+\]$/.test(segment) || /^:[^/]+\(\.\*\)\*?$/.test(segment)) return { pattern: '.*', optional: true }
   // Brackets or a colon inside a segment name a part of it (`[id].json`, `post-[slug]`, `:id`).
   let pattern = ''
-  for (const part of segment.split(/(\[[^\]/]+\]|:[A-Za-z_][\w]*)/)) {
+  for (const part of segment.split(/(\[[^\]/]+\]|:[A-Za-z_][\w]*(?:\(\))?)/)) {
     if (part === '') continue
     pattern += /^\[[^\]/]+\]$/.test(part) || /^:[A-Za-z_]/.test(part) ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
   }
@@ -37,5 +38,5 @@ export function routeRank(route: string): number[] {
   return route
     .split('/')
     .filter((part) => part !== '' && !/^\(.+\)$/.test(part))
-    .map((segment) => (/^\[\[|^\[\.\.\.|\(\.\*\)/.test(segment) ? 3 : /\[|:/.test(segment) ? 2 : 1))
+    .map((segment) => (/^\[\[|^\[\.\.\.|\(\.\*\)|\?$/.test(segment) ? 3 : /\[|:/.test(segment) ? 2 : 1))
 }

@@ -21,6 +21,9 @@ const MANIFEST: CriticalCssManifest = {
     { route: '/blog/new', sheets: ['/assets/app.css'], css: '.new{}', ...NO_INPUTS },
     { route: '/', sheets: ['/assets/app.css'], css: '.home{}', ...NO_INPUTS },
     { route: '/shop/(group)/[[lang]]/items/:id', sheets: [], css: '.item{}', ...NO_INPUTS },
+    { route: '/posts/:slug()', sheets: [], css: '.post{}', ...NO_INPUTS },
+    { route: '/news/:lang?', sheets: [], css: '.news{}', ...NO_INPUTS },
+    { route: '/docs/:path(.*)*', sheets: [], css: '.docs{}', ...NO_INPUTS },
   ],
 }
 
@@ -38,6 +41,10 @@ describe('routes', () => {
       '/about/team': '/[...rest]',
       '/shop/items/7': '/shop/(group)/[[lang]]/items/:id',
       '/shop/de/items/7': '/shop/(group)/[[lang]]/items/:id',
+      '/posts/hello': '/posts/:slug()',
+      '/news': '/news/:lang?',
+      '/news/de': '/news/:lang?',
+      '/docs/a/b/c': '/docs/:path(.*)*',
     }
     expect(Object.fromEntries(Object.keys(expected).map((url) => [url, routeFor(url)]))).toEqual(expected)
   })
