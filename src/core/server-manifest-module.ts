@@ -1,8 +1,9 @@
 /**
- * The Vite plugin that gives a server bundle its manifest's place (`MANIFEST_MODULE`): a
- * `URL` relative to the chunk that imports it, pointing at `MANIFEST_FILE` in the bundle's
- * output folder. Relative, because a server is deployed by moving its folder; resolved when
- * the chunk is written, since only then is its place in the folder known.
+ * The Vite/Rollup plugin that gives a server bundle its manifest's place (`MANIFEST_MODULE`):
+ * a `URL` pointing at `MANIFEST_FILE` in the bundle's output folder, relative to the chunk
+ * that imports it (Vite), or to the entry at the folder's top where the bundler makes every
+ * chunk's `import.meta.url` the entry's (Nitro). Relative, because a server is deployed by
+ * moving its folder; resolved when the chunk is written, since only then is its place known.
  */
 import { posix } from 'node:path'
 import { MANIFEST_FILE, MANIFEST_MODULE } from '../runtime/manifest.ts'
@@ -20,14 +21,18 @@ export interface ManifestModulePlugin {
   renderChunk(code: string, chunk: { fileName: string }): { code: string; map: null } | null
 }
 
-export function serverManifestModule(): ManifestModulePlugin {
+/** What the bundle's `import.meta.url` is: each chunk's own, or the entry's at the output folder's top. */
+export type ImportMetaUrl = 'chunk' | 'entry'
+
+export function serverManifestModule(importMetaUrl: ImportMetaUrl = 'chunk'): ManifestModulePlugin {
   return {
     name: `${PLUGIN_NAME}:server-manifest`,
     resolveId: (id) => (id === MANIFEST_MODULE ? RESOLVED : null),
-    load: (id) => (id === RESOLVED ? `export default new URL(${JSON.stringify(PLACEHOLDER)}, import.meta.url)\n` : null),
+    // Asked when a request comes, not when the chunk loads: Nitro sets the entry's URL only after its chunks have loaded.
+    load: (id) => (id === RESOLVED ? `export default () => new URL(${JSON.stringify(PLACEHOLDER)}, import.meta.url)\n` : null),
     renderChunk(code, chunk) {
       if (!code.includes(PLACEHOLDER)) return null
-      const path = posix.relative(posix.dirname(chunk.fileName), MANIFEST_FILE)
+      const path = importMetaUrl === 'entry' ? MANIFEST_FILE : posix.relative(posix.dirname(chunk.fileName), MANIFEST_FILE)
       return { code: code.replaceAll(PLACEHOLDER, path.startsWith('.') ? path : `./${path}`), map: null }
     },
   }

@@ -14,9 +14,9 @@ export const MANIFEST_VERSION = 1
 export const MANIFEST_FILE = 'critical-css.json'
 
 /**
- * The module a server bundle imports for its manifest's `file:` URL (a `URL`, its default
- * export): the build resolves it to where the bundle is written, since the server is moved
- * whole when it is deployed.
+ * The module a server bundle imports for its manifest's `file:` URL (its default export, a
+ * function that returns it): the build resolves it to where the bundle is written, since the
+ * server is moved whole when it is deployed.
  */
 export const MANIFEST_MODULE = 'virtual:unplugin-critical-css/manifest'
 

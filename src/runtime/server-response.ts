@@ -1,7 +1,7 @@
 /**
  * A server's `Response` with its route's critical CSS (Astro's middleware, Hono, anything
- * with WHATWG responses): the whole HTML is read, and an answer the manifest does not cover
- * is given back with its own bytes.
+ * with WHATWG responses): the whole HTML of a 200 answer is read, and one the manifest does
+ * not cover is given back with its own bytes.
  */
 import { applyCriticalCss, type ApplyOptions } from './apply.ts'
 import type { LoadedManifest } from './manifest.ts'
@@ -9,7 +9,8 @@ import type { LoadedManifest } from './manifest.ts'
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 export async function withCriticalCss(response: Response, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): Promise<Response> {
-  if (!/^text\/html\b/i.test(response.headers.get('content-type') ?? '') || response.body === null) return response
+  // A route's error page is another page than the one its CSS was measured on.
+  if (response.status !== 200 || !/^text\/html\b/i.test(response.headers.get('content-type') ?? '') || response.body === null) return response
   const bytes = new Uint8Array(await response.arrayBuffer())
   let html: string
   try {

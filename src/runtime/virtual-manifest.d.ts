@@ -1,5 +1,5 @@
 declare module 'virtual:unplugin-critical-css/manifest' {
-  /** The server's critical CSS manifest, beside its bundle. */
-  const url: URL
-  export default url
+  /** Where the server's critical CSS manifest is, beside its bundle. */
+  const manifestUrl: () => URL
+  export default manifestUrl
 }
