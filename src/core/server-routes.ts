@@ -52,6 +52,15 @@ export interface ServerRoutesResult {
   left: { route: string; why: string }[]
 }
 
+/**
+ * The file the server's pages load the full stylesheets with (the `loader` strategy), or
+ * null: for a server that serves only what was in its public folder when it was built
+ * (Nitro indexes it then), to put there before.
+ */
+export function serverLoaderAsset(options: Pick<ResolvedOptions, 'preload'>): { file: string; text: string } | null {
+  return STRATEGIES[options.preload].asset
+}
+
 /** Pages rendered at once: the app server and the browser share the machine. */
 const AT_ONCE = 2
 
@@ -77,6 +86,9 @@ async function writeAtomically(file: string, text: string): Promise<void> {
 
 export async function renderServerRoutes(options: ResolvedOptions, input: ServerRoutesInput): Promise<ServerRoutesResult> {
   const { logger } = input
+  for (const route of options.samples.keys()) {
+    if (!input.routes.some((entry) => entry.route === route)) logger.warn(`critical CSS: \`samples\` names ${route}, which is no route the server renders (${input.routes.map((entry) => entry.route).join(', ') || 'it renders none'}).`)
+  }
   const left: ServerRoutesResult['left'] = input.routes.filter((route) => route.sample === null).map(({ route }) => ({ route, why: 'it has parameters and no sample URL (the `samples` option)' }))
   const sampled = input.routes.filter((route): route is ServerRoute & { sample: string } => route.sample !== null)
   const strategy = STRATEGIES[options.preload]
@@ -95,13 +107,25 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
       const pages: { route: string; sample: string; url: string; html: string }[] = []
       for (const { route, sample } of sampled) {
         const url = new URL(sample, app.origin).href
-        const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(options.timeoutMs) })
-        const why = notAPage(response)
-        if (why === null) pages.push({ route, sample, url, html: await response.text() })
-        else {
-          await response.body?.cancel()
+        const get = (): Promise<Response> => fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(options.timeoutMs) })
+        const first = await get()
+        const why = notAPage(first)
+        await first.body?.cancel()
+        if (why !== null) {
           left.push({ route, why: `its sample ${sample} ${why}` })
+          continue
         }
+        // The page as the server answers it from then on: a first answer can differ (Nuxt inlines a page's styles from its second render on).
+        const again = await get()
+        const changed = notAPage(again)
+        if (changed !== null) {
+          await again.body?.cancel()
+          left.push({ route, why: `its sample ${sample} ${changed} when asked again` })
+          continue
+        }
+        const html = await again.text()
+        if (stylesheetHrefs(html).length === 0) left.push({ route, why: `its sample ${sample} links no stylesheet, so nothing holds up its first paint` })
+        else pages.push({ route, sample, url, html })
       }
       if (pages.length > 0) {
         logger.info(`critical CSS: rendering ${pages.length} server route${pages.length === 1 ? '' : 's'} of the built server (${app.origin}) in a local Chromium`)

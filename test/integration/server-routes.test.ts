@@ -27,6 +27,7 @@ createServer((request, response) => {
   if (request.url === '/moved') return response.writeHead(302, { location: '/elsewhere' }).end()
   if (request.url === '/broken') return response.writeHead(500, { 'content-type': 'text/html' }).end('<h1>oops</h1>')
   if (request.url === '/text') return response.writeHead(200, { 'content-type': 'text/plain' }).end('hello')
+  if (request.url === '/bare') return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>bare</title><style>h1{color:red}</style><h1>Hi</h1>')
   response.writeHead(404).end()
 }).listen(Number(process.env.PORT), process.env.HOST)
 `
@@ -97,22 +98,27 @@ describe('server routes: bad input', () => {
     expect(await written(given)).toEqual([])
   })
 
-  it('samples that are no pages are left out and named, a route without a sample too, and no browser starts for them', async () => {
+  it('samples that are no pages or link no stylesheet are left out and named, a route without a sample too, a sample of no route is warned about, and no browser starts for them', async () => {
     const given = await input('app.mjs', [
       { route: '/old', sample: '/moved' },
       { route: '/broken', sample: '/broken' },
       { route: '/text', sample: '/text' },
+      { route: '/bare', sample: '/bare' },
       { route: '/blog/[slug]', sample: null },
     ])
-    const result = await renderServerRoutes(resolveOptions({}), given)
+    const result = await renderServerRoutes(resolveOptions({ samples: { '/blog/[id]': '/blog/1' } }), given)
     expect(result.covered).toEqual([])
     expect(result.left).toEqual([
       { route: '/old', why: 'its sample /moved redirects (302) to /elsewhere' },
       { route: '/broken', why: 'its sample /broken answers 500' },
       { route: '/text', why: 'its sample /text answers text/plain, not HTML' },
+      { route: '/bare', why: 'its sample /bare links no stylesheet, so nothing holds up its first paint' },
       { route: '/blog/[slug]', why: 'it has parameters and no sample URL (the `samples` option)' },
     ])
-    expect(lines.filter((line) => line.startsWith('warn'))).toEqual(result.left.map(({ route, why }) => `warn critical CSS: server route ${route} is left as it is: ${why}.`))
+    expect(lines.filter((line) => line.startsWith('warn'))).toEqual([
+      'warn critical CSS: `samples` names /blog/[id], which is no route the server renders (/old, /broken, /text, /bare, /blog/[slug]).',
+      ...result.left.map(({ route, why }) => `warn critical CSS: server route ${route} is left as it is: ${why}.`),
+    ])
     expect(lines.some((line) => /Chromium/.test(line))).toBe(false)
     // A manifest with no route: every response passes through as it is.
     expect(JSON.parse(readFileSync(join(given.serverDir, 'critical-css.json'), 'utf8'))).toMatchObject({ version: 1, routes: [] })
