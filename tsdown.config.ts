@@ -22,6 +22,8 @@ export default defineConfig({
     runtime: 'src/runtime.ts',
     // Astro's middleware, which the Astro integration adds by this file's URL (dist/astro-middleware.mjs).
     'astro-middleware': 'src/runtime/astro-middleware.ts',
+    // Nitro's plugin, which the Nuxt module adds by this file's path (dist/nuxt-nitro-plugin.mjs).
+    'nuxt-nitro-plugin': 'src/runtime/nitro-plugin.ts',
   },
   // Resolved by the server build that bundles the middleware (core/server-manifest-module.ts).
   external: [/^virtual:unplugin-critical-css\//],

@@ -115,9 +115,6 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
         if (!renders) return
         const entry = fileURLToPath(new URL(config!.build.serverEntry, config!.build.server))
         const onDemand = serverRoutes(routes!, config!.base, resolved.options.samples)
-        for (const route of resolved.options.samples.keys()) {
-          if (!onDemand.some((entry) => entry.route === route)) log.warn(`critical CSS: \`samples\` names ${route}, which is no route Astro renders on demand (${onDemand.map((entry) => entry.route).join(', ') || 'it has none'}).`)
-        }
         await renderServerRoutes(resolved.options, {
           server: { command: process.execPath, args: [entry], cwd: root, env: (port) => ({ PORT: String(port), HOST: '127.0.0.1' }) },
           routes: onDemand,

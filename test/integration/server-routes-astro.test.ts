@@ -7,12 +7,13 @@
  */
 import { cp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Browser, BrowserContext } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Viewport } from '../../src/contract/api-contract.ts'
 import { applyCriticalCss, loadManifest, type CriticalCssManifest } from '../../src/runtime.ts'
 import { launchChromium } from '../fixtures/browser.ts'
-import { buildAstroServerApp, createAstroServerApp, removeAstroServerApp, SERVER_OUT, startAstroServer, type RunningApp } from '../fixtures/astro-server-app.ts'
+import { buildAstroServerApp, createAstroServerApp, removeAstroServerApp, SERVER_OUT, startAstroServer } from '../fixtures/astro-server-app.ts'
+import { get, screen, type RunningApp } from '../fixtures/running-app.ts'
 import { output } from '../fixtures/frameworks.ts'
 import { CRITICAL } from '../fixtures/html.ts'
 import { compareScreenshots } from '../fixtures/site-view.ts'
@@ -24,17 +25,6 @@ const VIEWPORTS: Viewport[] = [
 ]
 const SAMPLED = '/posts/hello'
 const NOT_SAMPLED = '/posts/not-sampled'
-
-interface Answer {
-  status: number
-  type: string | null
-  body: Buffer
-}
-
-async function get(app: RunningApp, path: string): Promise<Answer> {
-  const response = await fetch(`${app.origin}${path}`, { redirect: 'manual' })
-  return { status: response.status, type: response.headers.get('content-type'), body: Buffer.from(await response.arrayBuffer()) }
-}
 
 describe.sequential('Astro server routes: `output: server` with the node adapter', () => {
   let root: string
@@ -121,36 +111,10 @@ describe.sequential('Astro server routes: `output: server` with the node adapter
     }
   })
 
-  /**
-   * `path` on `app` as shown: with every stylesheet held back (`held`), or once every one has
-   * loaded and applied; its first viewport, or the whole page (`whole`).
-   */
-  async function screen(app: RunningApp, path: string, viewport: Viewport, held: boolean, whole = false): Promise<Buffer> {
-    const phone = viewport.width < 600
-    const context: BrowserContext = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: phone, hasTouch: phone })
-    try {
-      const tab = await context.newPage()
-      const waiting: (() => void)[] = []
-      // Held until the context closes: the page must paint its first screen without them.
-      if (held) await tab.route((url) => url.pathname.endsWith('.css'), (route) => new Promise<void>((resolve) => waiting.push(resolve)).then(() => route.abort()))
-      await tab.goto(`${app.origin}${path}`, { waitUntil: held ? 'domcontentloaded' : 'load' })
-      if (!held) {
-        // The loader gives the deferred links their media back once all have loaded.
-        await tab.waitForFunction(() => [...document.querySelectorAll('link[rel=stylesheet]')].every((link) => (link as HTMLLinkElement).sheet !== null && (link as HTMLLinkElement).media !== 'print'))
-      }
-      await tab.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))))
-      const png = await tab.screenshot({ type: 'png', fullPage: whole })
-      for (const release of waiting) release()
-      return png
-    } finally {
-      await context.close()
-    }
-  }
-
   it('with every stylesheet held back, the first screen of a sampled and an unsampled page is the plain app’s fully loaded one, at each viewport', async () => {
     for (const path of [SAMPLED, NOT_SAMPLED]) {
       for (const viewport of VIEWPORTS) {
-        const [loaded, first] = await Promise.all([screen(plain, path, viewport, false), screen(built, path, viewport, true)])
+        const [loaded, first] = await Promise.all([screen(browser, plain, path, viewport, false), screen(browser, built, path, viewport, true)])
         expect(compareScreenshots(loaded, first).differentPixels, `${path} at ${viewport.width}×${viewport.height}`).toBe(0)
       }
     }
@@ -159,7 +123,7 @@ describe.sequential('Astro server routes: `output: server` with the node adapter
   it('once every stylesheet has loaded, the page is pixel-identical to the plain app’s', async () => {
     for (const path of [SAMPLED, NOT_SAMPLED, '/about']) {
       for (const viewport of VIEWPORTS) {
-        const [before, after] = await Promise.all([screen(plain, path, viewport, false, true), screen(built, path, viewport, false, true)])
+        const [before, after] = await Promise.all([screen(browser, plain, path, viewport, false, true), screen(browser, built, path, viewport, false, true)])
         expect(compareScreenshots(before, after).differentPixels, `${path} at ${viewport.width}×${viewport.height}`).toBe(0)
       }
     }
