@@ -159,5 +159,5 @@ setInterval(() => {}, 1000)
     expect(stderr).toContain('stopped by SIGTERM while the built server was running')
     // SIGKILLed as the build exits; gone once the kernel has delivered it.
     expect(await until(() => !alive(server), 15_000)).toBe(true)
-  })
+  }, 60_000)
 })
