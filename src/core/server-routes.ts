@@ -11,7 +11,7 @@ import { createClient } from '../client/client.ts'
 import type { CriticalCssClient } from '../client/types.ts'
 import { stylesheetHrefs } from '../html/scan.ts'
 import { STRATEGIES } from '../html/strategies.ts'
-import { MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
+import { loadManifest, MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
 import { startAppServer, type AppServerCommand } from './app-server.ts'
 import { buildSelection } from './build-selection.ts'
 import { buildFileFinder, directoryOutput } from './build-server.ts'
@@ -179,6 +179,12 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
   }
   if (left.length > 0 && options.strict) {
     throw new StrictModeError(`${PLUGIN_NAME}: strict: ${left.length} server route${left.length === 1 ? '' : 's'} got no critical CSS: ${left.map(({ route, why }) => `${route} (${why})`).join('; ')}. Nothing was written into the server output.`)
+  }
+  // What the server will read, read back first: a manifest it would refuse fails the build, never a request.
+  try {
+    loadManifest(JSON.parse(JSON.stringify(manifest)))
+  } catch (error) {
+    throw new ConfigurationError(`${PLUGIN_NAME}: the server routes' manifest would not load (${describeError(error)}), so nothing was written into the server output.`)
   }
   if (asset && covered.length > 0) await writeAtomically(join(input.staticDir, asset.file), asset.text)
   await writeAtomically(join(input.serverDir, MANIFEST_FILE), `${JSON.stringify(manifest)}\n`)

@@ -27,6 +27,8 @@ createServer((request, response) => {
   if (request.url === '/moved') return response.writeHead(302, { location: '/elsewhere' }).end()
   if (request.url === '/broken') return response.writeHead(500, { 'content-type': 'text/html' }).end('<h1>oops</h1>')
   if (request.url === '/text') return response.writeHead(200, { 'content-type': 'text/plain' }).end('hello')
+  if (request.url === '/page') return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>page</title><link rel="stylesheet" href="/site.css"><h1 class="title">Hi</h1><p class="far">far</p>')
+  if (request.url === '/site.css') return response.writeHead(200, { 'content-type': 'text/css' }).end('.title{min-height:100vh;color:red}.far{color:blue}')
   if (request.url === '/bare') return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>bare</title><style>h1{color:red}</style><h1>Hi</h1>')
   response.writeHead(404).end()
 }).listen(Number(process.env.PORT), process.env.HOST)
@@ -124,6 +126,14 @@ describe('server routes: bad input', () => {
     expect(JSON.parse(readFileSync(join(given.serverDir, 'critical-css.json'), 'utf8'))).toMatchObject({ version: 1, routes: [] })
     expect(await readdir(given.staticDir)).toEqual([])
   })
+
+  it('a manifest the server would refuse (a route that is no path) fails the build after the render, and nothing is written', async () => {
+    const given = await input('app.mjs', [{ route: 'page', sample: '/page' }])
+    const error = await renderServerRoutes(resolveOptions({ viewports: [{ width: 800, height: 600 }] }), given).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(ConfigurationError)
+    expect((error as Error).message).toMatch(/the server routes' manifest would not load \(The critical CSS manifest routes\[0\]\.route is not a path starting with \/.*\), so nothing was written/)
+    expect(await written(given)).toEqual([])
+  }, 60_000)
 
   it('with `strict`, a route left out fails the build, and nothing is written', async () => {
     const given = await input('app.mjs', [{ route: '/old', sample: '/moved' }])
