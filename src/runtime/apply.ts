@@ -4,7 +4,7 @@
  * manifest does not cover it: no route matches its URL, or it links other stylesheets than
  * the route's pages did when the build rendered them (another deploy, a page of its own).
  */
-import { inlineCriticalCss } from '../html/inline.ts'
+import { inlineCriticalCss, type InlineResult } from '../html/inline.ts'
 import type { LoadedManifest } from './manifest.ts'
 
 export interface ApplyOptions {
@@ -25,8 +25,13 @@ export function routeOf(manifest: LoadedManifest, url: string | URL): LoadedMani
 
 /** `html` with its route's critical CSS, or `html` itself (the same string) when the manifest does not cover it. */
 export function applyCriticalCss(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): string {
+  return inlineRoute(html, url, manifest, options)?.html ?? html
+}
+
+/** What the inliner made of `html` with its route's CSS (its CSP hashes too), or null when no route matches. */
+export function inlineRoute(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): InlineResult | null {
   const route = options.route === undefined ? routeOf(manifest, url) : (manifest.routes.find((entry) => entry.route === options.route) ?? null)
-  if (route === null) return html
+  if (route === null) return null
   return inlineCriticalCss(html, route.css, {
     // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.
     onlyWithStylesheets: route.sheets,
@@ -34,5 +39,5 @@ export function applyCriticalCss(html: string, url: string | URL, manifest: Load
     ...route.options,
     ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc }),
     ...(options.nonce === undefined ? {} : { nonce: options.nonce }),
-  }).html
+  })
 }

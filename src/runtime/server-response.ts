@@ -3,7 +3,8 @@
  * with WHATWG responses): the whole HTML of a 200 answer is read, and one the manifest does
  * not cover is given back with its own bytes.
  */
-import { applyCriticalCss, type ApplyOptions } from './apply.ts'
+import { inlineRoute, type ApplyOptions } from './apply.ts'
+import { withStyleHashes } from './csp.ts'
 import type { LoadedManifest } from './manifest.ts'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
@@ -18,11 +19,17 @@ export async function withCriticalCss(response: Response, url: string | URL, man
   } catch {
     return new Response(bytes, response)
   }
-  const out = applyCriticalCss(html, url, manifest, options)
-  if (out === html) return new Response(bytes, response)
+  const result = inlineRoute(html, url, manifest, options)
+  if (result === null || !result.changed) return new Response(bytes, response)
   const headers = new Headers(response.headers)
   // The body is longer now; a digest of the old one would be wrong too.
   headers.delete('content-length')
   headers.delete('content-md5')
-  return new Response(out, { status: response.status, statusText: response.statusText, headers })
+  // A policy that allows only the inline styles it names (Astro's \`security.csp\`) must name ours.
+  const hashes = [...(result.cspHash === null ? [] : [result.cspHash]), ...result.inlinedWhole.map((sheet) => sheet.cspHash)]
+  for (const name of ['content-security-policy', 'content-security-policy-report-only']) {
+    const policy = headers.get(name)
+    if (policy !== null) headers.set(name, withStyleHashes(policy, hashes))
+  }
+  return new Response(result.html, { status: response.status, statusText: response.statusText, headers })
 }

@@ -1,15 +1,20 @@
 /**
  * Issue 50, Astro 7 end to end: a server app (`output: 'server'`, the node adapter standalone)
  * built with our integration and without it (test/fixtures/server-route-checks.ts has the
- * checks every framework passes). Here too: a post that links a sheet of its own passes
- * through, and a server whose manifest is missing or broken serves its pages as they are.
+ * checks every framework passes). Here too: with \`security.csp\` the policy names the critical
+ * style; a post that links a sheet of its own passes through; and a server whose manifest is
+ * missing or broken serves its pages as they are.
  */
+import { createHash } from 'node:crypto'
 import { cp, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { buildAstroServerApp, createAstroServerApp, removeAstroServerApp, SERVER_OUT, startAstroServer } from '../fixtures/astro-server-app.ts'
-import { get } from '../fixtures/running-app.ts'
-import { describeServerRoutes, NOT_SAMPLED, SAMPLED } from '../fixtures/server-route-checks.ts'
+import { launchChromium } from '../fixtures/browser.ts'
+import { output } from '../fixtures/frameworks.ts'
+import { get, screen } from '../fixtures/running-app.ts'
+import { describeServerRoutes, NOT_SAMPLED, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
+import { compareScreenshots } from '../fixtures/site-view.ts'
 import { until } from '../fixtures/until.ts'
 
 describeServerRoutes(
@@ -28,6 +33,26 @@ describeServerRoutes(
     uncovered: ['/posts/styled', '/posts/nope', '/robots.txt', '/no-such-page'],
   },
   (apps) => {
+    it('with `security.csp`, the policy Astro sends names the critical style, and the first screen with every stylesheet held back is the plain app’s loaded one', async () => {
+      const out = join(apps.root, 'dist-csp')
+      const built = await buildAstroServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!] }, { UCC_ASTRO_CSP: '1', UCC_ASTRO_OUT: out })
+      expect(built.code, output(built)).toBe(0)
+      const app = await startAstroServer(apps.root, out)
+      const browser = await launchChromium()
+      try {
+        const response = await fetch(`${app.origin}/about`)
+        const html = await response.text()
+        const style = /<style data-critical-css>([\s\S]*?)<\/style>/.exec(html)?.[1]
+        expect(style).toBeDefined()
+        const hash = `'sha256-${createHash('sha256').update(style!).digest('base64')}'`
+        expect(response.headers.get('content-security-policy')).toMatch(new RegExp(`style-src [^;]*${hash.replace(/[+/=]/g, '\\$&')}`))
+        const [loaded, first] = await Promise.all([screen(browser, apps.plain, '/about', VIEWPORTS[0]!, false), screen(browser, app, '/about', VIEWPORTS[0]!, true)])
+        expect(compareScreenshots(loaded, first).differentPixels).toBe(0)
+      } finally {
+        await Promise.all([app.stop(), browser.close()])
+      }
+    }, 120_000)
+
     it('the post that links a sheet of its own keeps it, as the plain app’s', async () => {
       expect((await get(apps.built, '/posts/styled')).body.toString('utf8')).toContain('href="/extra.css"')
     })
