@@ -1,35 +1,95 @@
 /**
- * A server's `Response` with its route's critical CSS (Astro's middleware, Hono, anything
- * with WHATWG responses): the whole HTML of a 200 answer is read, and one the manifest does
+ * A server's `Response` with its route's critical CSS (Astro's middleware, anything with
+ * WHATWG responses). A streamed page stays streamed: where the strategy edits only the head,
+ * only the head (through `</head>`) is read and edited, and the rest of the body passes on as
+ * it comes, byte for byte; else the whole page is read. A 200 HTML answer the manifest does
  * not cover is given back with its own bytes.
  */
+import { outlineOf } from '../html/scan.ts'
+import { STRATEGIES } from '../html/strategies.ts'
 import { inlineRoute, type ApplyOptions } from './apply.ts'
 import { withStyleHashes } from './csp.ts'
 import type { LoadedManifest } from './manifest.ts'
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+/** A head longer than this is no page's head: the page is read whole. */
+const MAX_HEAD_CHARS = 1 << 20
+const HEAD_END = /<\/head\s*>/gi
+const UTF8 = new TextEncoder()
+
+type Reader = ReadableStreamDefaultReader<Uint8Array>
+
+/** `first`, then what is left of `reader`, as one body. */
+function joined(first: Uint8Array[], reader: Reader | null): ReadableStream<Uint8Array> {
+  const queue = [...first]
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = queue.shift()
+      if (next !== undefined) return controller.enqueue(next)
+      const read = reader === null ? { done: true as const } : await reader.read()
+      if (read.done) controller.close()
+      else controller.enqueue(read.value)
+    },
+    cancel: (reason) => reader?.cancel(reason),
+  })
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+}
 
 export async function withCriticalCss(response: Response, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): Promise<Response> {
   // A route's error page is another page than the one its CSS was measured on.
   if (response.status !== 200 || !/^text\/html\b/i.test(response.headers.get('content-type') ?? '') || response.body === null) return response
-  const bytes = new Uint8Array(await response.arrayBuffer())
-  let html: string
+  const reader: Reader = response.body.getReader()
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+  const received: Uint8Array[] = []
+  let text = ''
+  let headEnd = -1
+  let ended = false
   try {
-    html = UTF8.decode(bytes)
-  } catch {
-    return new Response(bytes, response)
+    // Up to the head's end tag, or the whole page when it has none.
+    while (headEnd === -1 && text.length <= MAX_HEAD_CHARS) {
+      const read = await reader.read()
+      if (read.done) {
+        text += decoder.decode()
+        ended = true
+        break
+      }
+      received.push(read.value)
+      HEAD_END.lastIndex = Math.max(0, text.length - 8)
+      text += decoder.decode(read.value, { stream: true })
+      const found = HEAD_END.exec(text)
+      if (found !== null) headEnd = found.index + found[0].length
+    }
+    // The strategy puts something at the body's end for this head (`body`), or there was no head end: the whole page.
+    const whole = headEnd === -1 || STRATEGIES[manifest.preload].needsBodyEnd(outlineOf(text.slice(0, headEnd), 'nothing'))
+    if (whole && !ended) {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        received.push(read.value)
+        text += decoder.decode(read.value, { stream: true })
+      }
+      text += decoder.decode()
+      ended = true
+    }
+    const part = whole ? text : text.slice(0, headEnd)
+    const result = inlineRoute(part, url, manifest, options)
+    if (result === null || !result.changed) return new Response(joined(received, ended ? null : reader), response)
+    const headers = new Headers(response.headers)
+    // The body is longer now; a digest of the old one would be wrong too.
+    headers.delete('content-length')
+    headers.delete('content-md5')
+    // A policy that allows only the inline styles it names (Astro's `security.csp`) must name ours.
+    const hashes = [...(result.cspHash === null ? [] : [result.cspHash]), ...result.inlinedWhole.map((sheet) => sheet.cspHash)]
+    for (const name of ['content-security-policy', 'content-security-policy-report-only']) {
+      const policy = headers.get(name)
+      if (policy !== null) headers.set(name, withStyleHashes(policy, hashes))
+    }
+    // What follows the part goes on as the server sent it: the bytes after its own, not text encoded again.
+    const after = concat(received).subarray(Buffer.byteLength(part))
+    return new Response(joined([UTF8.encode(result.html), after], ended ? null : reader), { status: response.status, statusText: response.statusText, headers })
+  } catch (error) {
+    // Not UTF-8: not a page the inliner reads; it goes on as it is.
+    if (!(error instanceof TypeError)) throw error
+    return new Response(joined(received, ended ? null : reader), response)
   }
-  const result = inlineRoute(html, url, manifest, options)
-  if (result === null || !result.changed) return new Response(bytes, response)
-  const headers = new Headers(response.headers)
-  // The body is longer now; a digest of the old one would be wrong too.
-  headers.delete('content-length')
-  headers.delete('content-md5')
-  // A policy that allows only the inline styles it names (Astro's \`security.csp\`) must name ours.
-  const hashes = [...(result.cspHash === null ? [] : [result.cspHash]), ...result.inlinedWhole.map((sheet) => sheet.cspHash)]
-  for (const name of ['content-security-policy', 'content-security-policy-report-only']) {
-    const policy = headers.get(name)
-    if (policy !== null) headers.set(name, withStyleHashes(policy, hashes))
-  }
-  return new Response(result.html, { status: response.status, statusText: response.statusText, headers })
 }

@@ -1,0 +1,73 @@
+/**
+ * withCriticalCss on streamed responses: the head is edited as soon as it has come, the rest
+ * of the body passes on as the server sends it (nothing waits for it), byte for byte; what
+ * the manifest does not cover keeps its own bytes however the chunks fall.
+ */
+import { describe, expect, it } from 'vitest'
+import { applyCriticalCss, loadManifest, type CriticalCssManifest } from '../../src/runtime.ts'
+import { withCriticalCss } from '../../src/runtime/server-response.ts'
+
+const CSS = '.hero{min-height:100vh}'
+const HEAD = '<!doctype html><html><head><meta charset="utf-8"><title>Ünïcödé</title><link rel="stylesheet" href="/app.css"></head>'
+const BODY = '<body><h1 class="hero">Grüße</h1><p>€ and 🎉</p></body></html>'
+const NO_INPUTS = { keepBlocking: [], wholeSheets: null, lookedUp: [], fontPreloads: [] }
+const manifest = (preload: CriticalCssManifest['preload']) =>
+  loadManifest({ version: 1, preload, loaderSrc: '/loader.js', routes: [{ route: '/posts/[slug]', sheets: ['/app.css'], css: CSS, ...NO_INPUTS }] } satisfies CriticalCssManifest)
+
+/** A body sent in `chunks`, each a byte range of the page (so a character may be split), the last ones only once `gate` opens. */
+function streamed(page: string, cuts: number[], gateAt = Infinity): { response: Response; open: () => void } {
+  const bytes = Buffer.from(page)
+  const chunks = [0, ...cuts, bytes.length].slice(1).map((end, index, ends) => bytes.subarray(index === 0 ? 0 : ends[index - 1], end))
+  let open = (): void => {}
+  const gate = new Promise<void>((resolve) => (open = resolve))
+  let sent = 0
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent >= gateAt) await gate
+      const chunk = chunks[sent++]
+      if (chunk === undefined) controller.close()
+      else controller.enqueue(new Uint8Array(chunk))
+    },
+  })
+  return { response: new Response(body, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-length': String(bytes.length) } }), open }
+}
+
+async function text(response: Response): Promise<Buffer> {
+  return Buffer.from(await response.arrayBuffer())
+}
+
+describe('withCriticalCss on a streamed page', () => {
+  it('sends the edited head before the rest of the body has come, then the rest as it was sent', async () => {
+    const page = HEAD + BODY
+    const { response, open } = streamed(page, [20, Buffer.byteLength(HEAD) + 5, Buffer.byteLength(HEAD) + 30], 2)
+    const out = await withCriticalCss(response, '/posts/a', manifest('loader'))
+    expect(out.headers.get('content-length')).toBeNull()
+    const reader = out.body!.getReader()
+    const first = Buffer.from((await reader.read()).value!).toString('utf8')
+    // The body's first bytes were not sent yet: only the head, edited as the whole page would be.
+    expect(first).toBe(applyCriticalCss(HEAD, '/posts/a', manifest('loader')))
+    expect(first).toContain(`<style data-critical-css>${CSS}</style>`)
+    open()
+    const rest: Buffer[] = []
+    for (let read = await reader.read(); !read.done; read = await reader.read()) rest.push(Buffer.from(read.value))
+    expect(first + Buffer.concat(rest).toString('utf8')).toBe(applyCriticalCss(page, '/posts/a', manifest('loader')))
+  })
+
+  it('keeps every byte of what it does not cover, however the chunks split the characters', async () => {
+    const page = HEAD.replace('/app.css', '/other.css') + BODY
+    const length = Buffer.byteLength(page)
+    for (const cut of [1, 60, 61, 62, Buffer.byteLength(HEAD) - 3, length - 5]) {
+      const { response } = streamed(page, [cut])
+      expect((await text(await withCriticalCss(response, '/posts/a', manifest('loader')))).equals(Buffer.from(page)), `cut at ${cut}`).toBe(true)
+    }
+    const latin1 = Buffer.concat([Buffer.from(HEAD), Buffer.from([0xe9, 0xff]), Buffer.from(BODY)])
+    const { response } = streamed(latin1.toString('latin1'), [])
+    expect((await text(await withCriticalCss(new Response(latin1, response), '/posts/a', manifest('loader')))).equals(latin1)).toBe(true)
+  })
+
+  it('reads the whole page where the strategy edits the body too (`body`), and gives what the string runtime gives', async () => {
+    const page = HEAD + BODY
+    const { response } = streamed(page, [30, 100])
+    expect((await text(await withCriticalCss(response, '/posts/a', manifest('body')))).toString('utf8')).toBe(applyCriticalCss(page, '/posts/a', manifest('body')))
+  })
+})
