@@ -5,8 +5,7 @@
  * (`unplugin-critical-css/runtime`) to insert each route's CSS at request time. The manifest
  * and the loader script are written last, and only when every step succeeded.
  */
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { createClient } from '../client/client.ts'
 import type { CriticalCssClient } from '../client/types.ts'
 import { stylesheetHrefs } from '../html/scan.ts'
@@ -16,6 +15,7 @@ import { startAppServer, type AppServerCommand } from './app-server.ts'
 import { buildSelection } from './build-selection.ts'
 import { buildFileFinder, directoryOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
+import { writeFilesAtomic } from './files.ts'
 import { firstScreenLine } from './first-screen-notes.ts'
 import { CHECK_INTERVAL } from './modes/embedded.ts'
 import { clientRenderer, logRetries } from './modes/client-renderer.ts'
@@ -72,18 +72,6 @@ function notAPage(response: Response): string | null {
   return /^text\/html\b/i.test(type) ? null : `answers ${type || 'no content type'}, not HTML`
 }
 
-async function writeAtomically(file: string, text: string): Promise<void> {
-  await mkdir(dirname(file), { recursive: true })
-  const temp = `${file}.${process.pid}.tmp`
-  try {
-    await writeFile(temp, text)
-    await rename(temp, file)
-  } catch (error) {
-    await rm(temp, { force: true })
-    throw error
-  }
-}
-
 export async function renderServerRoutes(options: ResolvedOptions, input: ServerRoutesInput): Promise<ServerRoutesResult> {
   const { logger } = input
   for (const route of options.samples.keys()) {
@@ -107,7 +95,10 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
       const pages: { route: string; sample: string; url: string; html: string }[] = []
       for (const { route, sample } of sampled) {
         const url = new URL(sample, app.origin).href
-        const get = (): Promise<Response> => fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(options.timeoutMs) })
+        const get = (): Promise<Response> =>
+          fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(options.timeoutMs) }).catch((error: unknown) => {
+            throw new ConfigurationError(`${PLUGIN_NAME}: the built server did not answer ${sample} (${describeError(error)}), so nothing was written into the server output.`)
+          })
         const first = await get()
         const why = notAPage(first)
         await first.body?.cancel()
@@ -186,8 +177,10 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
   } catch (error) {
     throw new ConfigurationError(`${PLUGIN_NAME}: the server routes' manifest would not load (${describeError(error)}), so nothing was written into the server output.`)
   }
-  if (asset && covered.length > 0) await writeAtomically(join(input.staticDir, asset.file), asset.text)
-  await writeAtomically(join(input.serverDir, MANIFEST_FILE), `${JSON.stringify(manifest)}\n`)
+  // Together or not at all: the loader a page would name, and the manifest that names it.
+  const files = new Map([[join(input.serverDir, MANIFEST_FILE), `${JSON.stringify(manifest)}\n`]])
+  if (asset && covered.length > 0) files.set(join(input.staticDir, asset.file), asset.text)
+  await writeFilesAtomic(files)
   const result = { covered: covered.map(({ route }) => ({ route, sample: from.get(route)! })), left }
   if (covered.length > 0) logger.info(`critical CSS: ${covered.length} server route${covered.length === 1 ? '' : 's'} get critical CSS at request time: ${result.covered.map(({ route, sample }) => (route === sample ? route : `${route} (from ${sample})`)).join(', ')}`)
   for (const { route, why } of left) logger.warn(`critical CSS: server route ${route} is left as it is: ${why}.`)
