@@ -43,7 +43,7 @@ export interface AstroIntegrationLike {
   hooks: {
     'astro:config:setup': (params: {
       command: string
-      config: { adapter?: { name: string } | undefined }
+      config: Pick<AstroConfigLike, 'base' | 'site'> & { adapter?: { name: string } | undefined }
       addMiddleware: (middleware: { order: 'pre' | 'post'; entrypoint: string | URL }) => void
       updateConfig: (config: { vite: { plugins: ManifestModulePlugin[] } }) => unknown
     }) => void
@@ -83,8 +83,10 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
     name: PLUGIN_NAME,
     hooks: {
       'astro:config:setup': ({ command, config: setup, addMiddleware, updateConfig }) => {
-        // Pages rendered on demand need an adapter; outermost, the middleware sees the HTML the user's own made.
-        if (command !== 'build' || setup.adapter === undefined) return
+        // Only a build whose server it can start and render (the node adapter, embedded mode) gets the middleware; outermost, it sees the HTML the user's own made.
+        if (command !== 'build' || setup.adapter?.name !== NODE_ADAPTER) return
+        const { options: resolved } = resolveDirectoryOptions(options, { framework: { name: 'Astro', base: setup.base, siteUrl: setup.site } })
+        if (resolved.enabled === false || resolved.service !== null) return
         addMiddleware({ order: 'pre', entrypoint: new URL('./astro-middleware.mjs', import.meta.url) })
         updateConfig({ vite: { plugins: [serverManifestModule()] } })
       },
