@@ -33,6 +33,7 @@ const MANIFEST: CriticalCssManifest = {
   version: 1,
   preload: 'loader',
   loaderSrc: `/${LOADER_FILE}`,
+  base: '/',
   routes: [{ route: '/blog/[slug]', sheets: ['/assets/site.css'], css: CSS, keepBlocking: [], wholeSheets: null, lookedUp: [], fontPreloads: [] }],
 }
 

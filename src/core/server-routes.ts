@@ -166,6 +166,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
     version: MANIFEST_VERSION,
     preload: options.preload,
     ...(asset ? { loaderSrc: `${prefix}${asset.file}` } : {}),
+    base: prefix,
     routes: covered,
   }
   if (left.length > 0 && options.strict) {

@@ -17,10 +17,13 @@ export interface ApplyOptions {
   route?: string
 }
 
-/** The route of `url` (a path, or a URL whose path is read) in `manifest`, or null. */
+/** The route of `url` (a path, or a URL whose path is read) in `manifest`, or null (none matches, or it is not below the base). */
 export function routeOf(manifest: LoadedManifest, url: string | URL): LoadedManifest['routes'][number] | null {
-  const path = typeof url === 'string' && url.startsWith('/') ? url.replace(/[?#].*$/s, '') : new URL(url).pathname
-  return manifest.routes.find((route) => route.pattern.test(path)) ?? null
+  const full = typeof url === 'string' && url.startsWith('/') ? url.replace(/[?#].*$/s, '') : new URL(url).pathname
+  // Routes are named below the base: `/docs/blog/a` is `/blog/[slug]`'s page under `/docs/`.
+  const below = manifest.base === '/' ? full : full === manifest.base.slice(0, -1) ? '/' : full.startsWith(manifest.base) ? full.slice(manifest.base.length - 1) : null
+  if (below === null) return null
+  return manifest.routes.find((route) => route.pattern.test(below)) ?? null
 }
 
 /** `html` with its route's critical CSS, or `html` itself (the same string) when the manifest does not cover it. */

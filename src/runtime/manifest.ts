@@ -35,6 +35,8 @@ export interface CriticalCssManifest {
   preload: PreloadStrategy
   /** Where the pages load the loader script from (`preload: 'loader'`), as their `<script src>` says it. */
   loaderSrc?: string
+  /** The path the app is served below (`/`, `/docs/`): a URL's path is matched to the routes below it. */
+  base: string
   routes: ManifestRoute[]
 }
 
@@ -42,6 +44,7 @@ export interface CriticalCssManifest {
 export interface LoadedManifest {
   preload: PreloadStrategy
   loaderSrc?: string
+  base: string
   routes: (ManifestRoute & { pattern: RegExp; options: InputOptions })[]
 }
 
@@ -66,6 +69,7 @@ export function loadManifest(value: unknown): LoadedManifest {
   if (!PRELOAD_STRATEGIES.includes(manifest.preload as PreloadStrategy)) fail('preload', `is ${JSON.stringify(manifest.preload)}, not one of ${PRELOAD_STRATEGIES.join(', ')}`)
   if (manifest.loaderSrc !== undefined && typeof manifest.loaderSrc !== 'string') fail('loaderSrc', 'is not a string')
   if (manifest.preload === 'loader' && manifest.loaderSrc === undefined) fail('loaderSrc', "is missing, which preload 'loader' needs")
+  if (typeof manifest.base !== 'string' || !manifest.base.startsWith('/') || !manifest.base.endsWith('/')) fail('base', 'is not a path that starts and ends with /')
   if (!Array.isArray(manifest.routes)) fail('routes', 'is not a list')
   const seen = new Set<string>()
   const routes = (manifest.routes as unknown[]).map((entry, index) => {
@@ -91,7 +95,7 @@ export function loadManifest(value: unknown): LoadedManifest {
   // Most specific first, ties in the manifest's order: `/blog/new` before `/blog/[slug]` before `/[...rest]`.
   const ranked = routes.map((route, index) => ({ route, rank: routeRank(route.route), index }))
   ranked.sort((a, b) => compareRanks(a.rank, b.rank) || a.index - b.index)
-  return { preload: manifest.preload as PreloadStrategy, ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc as string }), routes: ranked.map((entry) => entry.route) }
+  return { preload: manifest.preload as PreloadStrategy, ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc as string }), base: manifest.base as string, routes: ranked.map((entry) => entry.route) }
 }
 
 function compareRanks(a: number[], b: number[]): number {

@@ -12,7 +12,7 @@ const HEAD = '<!doctype html><html><head><meta charset="utf-8"><title>Ünïcöd�
 const BODY = '<body><h1 class="hero">Grüße</h1><p>€ and 🎉</p></body></html>'
 const NO_INPUTS = { keepBlocking: [], wholeSheets: null, lookedUp: [], fontPreloads: [] }
 const manifest = (preload: CriticalCssManifest['preload']) =>
-  loadManifest({ version: 1, preload, loaderSrc: '/loader.js', routes: [{ route: '/posts/[slug]', sheets: ['/app.css'], css: CSS, ...NO_INPUTS }] } satisfies CriticalCssManifest)
+  loadManifest({ version: 1, preload, loaderSrc: '/loader.js', base: '/', routes: [{ route: '/posts/[slug]', sheets: ['/app.css'], css: CSS, ...NO_INPUTS }] } satisfies CriticalCssManifest)
 
 /** A body sent in `chunks`, each a byte range of the page (so a character may be split), the last ones only once `gate` opens. */
 function streamed(page: string, cuts: number[], gateAt = Infinity): { response: Response; open: () => void } {

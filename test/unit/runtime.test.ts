@@ -15,6 +15,7 @@ const MANIFEST: CriticalCssManifest = {
   version: 1,
   preload: 'loader',
   loaderSrc: '/critical-css-loader.0123abcd.js',
+  base: '/',
   routes: [
     { route: '/[...rest]', sheets: ['/assets/app.css'], css: '.rest{}', ...NO_INPUTS },
     { route: '/blog/[slug]', sheets: ['/assets/app.css', '/assets/blog.css'], css: CSS, ...NO_INPUTS },
@@ -47,6 +48,17 @@ describe('routes', () => {
       '/docs/a/b/c': '/docs/:path(.*)*',
     }
     expect(Object.fromEntries(Object.keys(expected).map((url) => [url, routeFor(url)]))).toEqual(expected)
+  })
+
+  it('names routes below the base: a URL is matched by its path below it, and one outside it has no route', () => {
+    const below = loadManifest({ ...MANIFEST, base: '/docs/' })
+    const routeBelow = (url: string): string | null => routeOf(below, url)?.route ?? null
+    expect(routeBelow('/docs/blog/new')).toBe('/blog/new')
+    expect(routeBelow('/docs/blog/a?x=1')).toBe('/blog/[slug]')
+    expect(routeBelow('/docs/')).toBe('/')
+    expect(routeBelow('/docs')).toBe('/')
+    expect(routeBelow('/blog/new')).toBeNull()
+    expect(routeBelow('/docsx/blog/new')).toBeNull()
   })
 })
 
@@ -101,6 +113,7 @@ describe('loadManifest', () => {
       [{ ...MANIFEST, version: 2 }, /manifest version is 2, not 1/],
       [{ ...MANIFEST, preload: 'eager' }, /manifest preload is "eager", not one of loader, body, media, swap, none/],
       [{ ...MANIFEST, loaderSrc: undefined }, /manifest loaderSrc is missing, which preload 'loader' needs/],
+      [{ ...MANIFEST, base: 'docs' }, /manifest base is not a path that starts and ends with \//],
       [{ ...MANIFEST, routes: [{ route: 'blog', sheets: [], css: '' }] }, /manifest routes\[0\]\.route is not a path starting with \//],
       [{ ...MANIFEST, routes: [{ route: '/', sheets: [1], css: '' }] }, /manifest routes\[0\]\.sheets is not a list of strings/],
       [{ ...MANIFEST, routes: [MANIFEST.routes[0], MANIFEST.routes[0]] }, /manifest routes\[1\]\.route names \/\[\.\.\.rest\] a second time/],
