@@ -98,8 +98,8 @@ async function markedSheets(output: BuildOutput, built: readonly { file: string;
   return sheets
 }
 
-/** Every rule selector of the build's stylesheets, as css-tree writes it (the engine compares them so), once each, in file order. */
-function ruleSelectors(built: readonly { text: string }[]): string[] {
+/** Every rule selector of `sheets`, as css-tree writes it (the engine compares them so), once each, in order. */
+export function ruleSelectors(built: readonly { text: string }[]): string[] {
   const found = new Set<string>()
   for (const { text } of built) {
     let tree: CssNode

@@ -134,13 +134,13 @@ export interface Options {
   /** Nonce put on the inlined `<style>`, the links deferred or preloaded and the loader's `<script>`, for a CSP with nonces. Default: none. */
   nonce?: string
   /**
-   * Server-rendered routes with parameters, each with the URL path the build renders it
-   * from: every page of the route gets that page's critical CSS at request time. Routes
-   * without parameters are rendered at their own path unless named here; a route with
-   * parameters and no sample is left alone, and the build log names it.
-   * @example { '/blog/[slug]': '/blog/first-post' }
+   * Server-rendered routes with parameters, each with the URL path (or paths) the build
+   * renders it from: every page of the route gets their critical CSS together at request
+   * time. Routes without parameters are rendered at their own path unless named here; a
+   * route with parameters and no sample is left alone, and the build log names it.
+   * @example { '/blog/[slug]': ['/blog/first-post', '/blog/long-post'] }
    */
-  samples?: Record<string, string>
+  samples?: Record<string, string | string[]>
   /**
    * Most pages in flight at once. Default: what the plan's rate limit serves within
    * `timeout` (remote mode), twice the browser's workers (embedded mode).
@@ -210,8 +210,8 @@ export interface ResolvedOptions {
   selectionPatterns: SelectionPatterns | null
   preloadFonts: boolean
   nonce: string | null
-  /** Route → the URL path a server route is rendered from (`samples`); empty: none given. */
-  samples: ReadonlyMap<string, string>
+  /** Route → the URL paths a server route is rendered from (`samples`); empty: none given. */
+  samples: ReadonlyMap<string, readonly string[]>
   /** Null: the mode sizes it (the plan's pace in remote mode, the browser's workers in embedded mode). */
   concurrency: number | null
   timeoutMs: number
@@ -248,6 +248,8 @@ const httpUrl = z.string().refine(
   { message: 'must be an absolute http(s) URL' },
 )
 
+/** A sample of a server route: a path on the app's own server, as its pages link each other. */
+const samplePath = z.string().regex(/^\/[^\s]*$/, 'must be a URL path starting with / (no origin)')
 const positiveMs = z.number().int().positive().max(2 ** 31 - 1)
 const TOKEN_RULE = 'must be 16–256 printable ASCII characters without spaces'
 const { maxSelectors, minSelectorChars, maxSelectorChars, maxStates } = SELECTION_LIMITS
@@ -297,7 +299,10 @@ const optionsShape = {
   keepKeyframes: z.boolean().optional(),
   preloadFonts: z.boolean().optional(),
   nonce: z.string().regex(NONCE_PATTERN, 'must be a base64 or base64url value of at most 256 characters').optional(),
-  samples: z.record(z.string().regex(/^\//, 'must be a route starting with /'), z.string().regex(/^\/[^\s]*$/, 'must be a URL path starting with / (no origin)')).optional(),
+  samples: z
+    .record(z.string(), z.union([samplePath, z.array(samplePath).min(1, 'must list at least one path')]))
+    .refine((samples) => Object.keys(samples).every((route) => route.startsWith('/')), 'each route must start with /, as the framework names it (/blog/[slug])')
+    .optional(),
   concurrency: z.number().int().positive().optional(),
   timeout: positiveMs.optional(),
   strict: z.boolean().optional(),
@@ -462,7 +467,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
     selection: normalizeSelection({ keep: strings(value.keep), drop: strings(value.drop), states: value.states, fontFaces: value.keepFontFaces, keyframes: value.keepKeyframes }),
     selectionPatterns: patterns(value.keep, value.drop),
     preloadFonts: value.preloadFonts ?? false,
-    samples: new Map(Object.entries(value.samples ?? {})),
+    samples: new Map(Object.entries(value.samples ?? {}).map(([route, paths]) => [route, [...new Set(typeof paths === 'string' ? [paths] : paths)]])),
     nonce: value.nonce ?? null,
     concurrency: value.concurrency ?? null,
     timeoutMs: value.timeout ?? DEFAULT_TIMEOUT_MS,

@@ -10,15 +10,17 @@ import { createClient } from '../client/client.ts'
 import type { CriticalCssClient } from '../client/types.ts'
 import { stylesheetHrefs } from '../html/scan.ts'
 import { STRATEGIES } from '../html/strategies.ts'
+import { normalizeSelection, SELECTION_LIMITS } from '../contract/api-contract.ts'
 import { loadManifest, MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
 import { startAppServer, type AppServerCommand } from './app-server.ts'
-import { buildSelection } from './build-selection.ts'
+import { buildSelection, ruleSelectors } from './build-selection.ts'
 import { buildFileFinder, directoryOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
 import { writeFilesAtomic } from './files.ts'
 import { firstScreenLine } from './first-screen-notes.ts'
 import { CHECK_INTERVAL } from './modes/embedded.ts'
 import { clientRenderer, logRetries } from './modes/client-renderer.ts'
+import type { RenderedPage } from './modes/mode.ts'
 import type { EmbeddedService } from './modes/embedded-service.ts'
 import type { ResolvedOptions } from './options.ts'
 import { pageInlineInputs } from './page-inputs.ts'
@@ -26,10 +28,10 @@ import { basePath } from './pages.ts'
 import type { BuildLogger } from './report.ts'
 import { lazySheetOf, buildSheetTexts } from './whole-sheets.ts'
 
-/** A route of the server and the path it is rendered from; null: it has parameters and no sample. */
+/** A route of the server and the paths it is rendered from; none: it has parameters and no sample. */
 export interface ServerRoute {
   route: string
-  sample: string | null
+  samples: readonly string[]
 }
 
 export interface ServerRoutesInput {
@@ -46,8 +48,8 @@ export interface ServerRoutesInput {
 }
 
 export interface ServerRoutesResult {
-  /** The routes in the manifest, with the sample each was rendered from. */
-  covered: { route: string; sample: string }[]
+  /** The routes in the manifest, with the samples each was rendered from. */
+  covered: { route: string; samples: readonly string[] }[]
   /** Routes left out, with why. */
   left: { route: string; why: string }[]
 }
@@ -61,6 +63,18 @@ export function serverLoaderAsset(options: Pick<ResolvedOptions, 'preload'>): { 
   return STRATEGIES[options.preload].asset
 }
 
+/**
+ * The selectors of a sample's critical CSS, for the next sample to keep: what a route's
+ * samples got together, within what a job may keep.
+ */
+function keptSelectors(css: string): string[] {
+  const selectors = ruleSelectors([{ text: css }])
+  if (selectors.length > SELECTION_LIMITS.maxSelectors) {
+    throw new ConfigurationError(`${PLUGIN_NAME}: a route's samples together need ${selectors.length} selectors kept, more than the ${SELECTION_LIMITS.maxSelectors} a render takes: give the route one sample in \`samples\`.`)
+  }
+  return selectors.filter((selector) => selector.length <= SELECTION_LIMITS.maxSelectorChars)
+}
+
 /** Pages rendered at once: the app server and the browser share the machine. */
 const AT_ONCE = 2
 
@@ -72,17 +86,46 @@ function notAPage(response: Response): string | null {
   return /^text\/html\b/i.test(type) ? null : `answers ${type || 'no content type'}, not HTML`
 }
 
+/** A sample's page as the server answers it, or why it is none. */
+async function askFor(origin: string, sample: string, timeoutMs: number): Promise<{ url: string; html: string } | { why: string }> {
+  const url = new URL(sample, origin).href
+  const get = (): Promise<Response> =>
+    fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) }).catch((error: unknown) => {
+      throw new ConfigurationError(`${PLUGIN_NAME}: the built server did not answer ${sample} (${describeError(error)}), so nothing was written into the server output.`)
+    })
+  const first = await get()
+  const why = notAPage(first)
+  await first.body?.cancel()
+  if (why !== null) return { why: `its sample ${sample} ${why}` }
+  // The page as the server answers it from then on: a first answer can differ (Nuxt inlines a page's styles from its second render on).
+  const again = await get()
+  const changed = notAPage(again)
+  if (changed !== null) {
+    await again.body?.cancel()
+    return { why: `its sample ${sample} ${changed} when asked again` }
+  }
+  const html = await again.text()
+  if (stylesheetHrefs(html).length === 0) return { why: `its sample ${sample} links no stylesheet, so nothing holds up its first paint` }
+  return { url, html }
+}
+
+/** A route whose samples are pages that link the same stylesheets, ready to render. */
+interface SampledRoute {
+  route: string
+  pages: { sample: string; url: string; html: string }[]
+}
+
 export async function renderServerRoutes(options: ResolvedOptions, input: ServerRoutesInput): Promise<ServerRoutesResult> {
   const { logger } = input
   for (const route of options.samples.keys()) {
     if (!input.routes.some((entry) => entry.route === route)) logger.warn(`critical CSS: \`samples\` names ${route}, which is no route the server renders (${input.routes.map((entry) => entry.route).join(', ') || 'it renders none'}).`)
   }
-  const left: ServerRoutesResult['left'] = input.routes.filter((route) => route.sample === null).map(({ route }) => ({ route, why: 'it has parameters and no sample URL (the `samples` option)' }))
-  const sampled = input.routes.filter((route): route is ServerRoute & { sample: string } => route.sample !== null)
+  const left: ServerRoutesResult['left'] = input.routes.filter((route) => route.samples.length === 0).map(({ route }) => ({ route, why: 'it has parameters and no sample URL (the `samples` option)' }))
+  const sampled = input.routes.filter((route) => route.samples.length > 0)
   const strategy = STRATEGIES[options.preload]
   const prefix = basePath(input.base) ?? '/'
   const covered: ManifestRoute[] = []
-  const from = new Map<string, string>()
+  const from = new Map<string, readonly string[]>()
   if (sampled.length > 0) {
     const output = directoryOutput(input.staticDir)
     const { selection } = await buildSelection(options, output, input.root)
@@ -92,61 +135,68 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
     let client: CriticalCssClient | null = null
     try {
       // Every sample is asked for first: no browser starts for a server whose samples are no pages.
-      const pages: { route: string; sample: string; url: string; html: string }[] = []
-      for (const { route, sample } of sampled) {
-        const url = new URL(sample, app.origin).href
-        const get = (): Promise<Response> =>
-          fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(options.timeoutMs) }).catch((error: unknown) => {
-            throw new ConfigurationError(`${PLUGIN_NAME}: the built server did not answer ${sample} (${describeError(error)}), so nothing was written into the server output.`)
-          })
-        const first = await get()
-        const why = notAPage(first)
-        await first.body?.cancel()
-        if (why !== null) {
-          left.push({ route, why: `its sample ${sample} ${why}` })
-          continue
+      const routes: SampledRoute[] = []
+      for (const { route, samples } of sampled) {
+        const pages: SampledRoute['pages'] = []
+        let why: string | null = null
+        for (const sample of samples) {
+          const page = await askFor(app.origin, sample, options.timeoutMs)
+          if ('why' in page) why ??= page.why
+          else pages.push({ sample, ...page })
         }
-        // The page as the server answers it from then on: a first answer can differ (Nuxt inlines a page's styles from its second render on).
-        const again = await get()
-        const changed = notAPage(again)
-        if (changed !== null) {
-          await again.body?.cancel()
-          left.push({ route, why: `its sample ${sample} ${changed} when asked again` })
-          continue
-        }
-        const html = await again.text()
-        if (stylesheetHrefs(html).length === 0) left.push({ route, why: `its sample ${sample} links no stylesheet, so nothing holds up its first paint` })
-        else pages.push({ route, sample, url, html })
+        const linked = pages.map((page) => stylesheetHrefs(page.html).join(' '))
+        if (why === null && new Set(linked).size > 1) why = `its samples link different stylesheets (${pages.map((page, index) => `${page.sample}: ${linked[index]}`).join('; ')}), and a route's pages get one set`
+        if (why === null) routes.push({ route, pages })
+        else left.push({ route, why })
       }
-      if (pages.length > 0) {
-        logger.info(`critical CSS: rendering ${pages.length} server route${pages.length === 1 ? '' : 's'} of the built server (${app.origin}) in a local Chromium`)
+      if (routes.length > 0) {
+        logger.info(`critical CSS: rendering ${routes.length} server route${routes.length === 1 ? '' : 's'} of the built server (${app.origin}) in a local Chromium`)
         const { startEmbeddedService } = await import('./modes/embedded-service.ts')
         service = await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: AT_ONCE, words: options.words, onJobEnded: (id) => client?.checkNow(id) })
-        client = createClient({ baseUrl: service.baseUrl, token: service.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
-        const renderer = clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency: AT_ONCE, advice: () => null })
-        const render = async ({ route, sample, url, html }: (typeof pages)[number]): Promise<void> => {
-          let rendered: Awaited<ReturnType<typeof renderer.render>>
+        const opened = createClient({ baseUrl: service.baseUrl, token: service.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
+        client = opened
+        /** One sample rendered, with `keep` the selectors of the CSS the route's other samples got. */
+        const render = (url: string, kept: readonly string[]): Promise<RenderedPage> => {
+          const keep = [...new Set([...(selection?.keep ?? []), ...kept])]
+          const renderer = clientRenderer(opened, { viewports: options.viewports, thirdParty: options.thirdParty, selection: normalizeSelection({ ...selection, keep }), concurrency: AT_ONCE, advice: () => null })
+          return renderer.render(url, { deadline: Date.now() + options.timeoutMs, signal: AbortSignal.timeout(options.timeoutMs) })
+        }
+        const renderRoute = async ({ route, pages }: SampledRoute): Promise<void> => {
+          const shown = pages.map((page) => page.sample).join(', ')
           try {
-            rendered = await renderer.render(url, { deadline: Date.now() + options.timeoutMs, signal: AbortSignal.timeout(options.timeoutMs) })
+            // Each sample keeps what the ones before it got, so the last one's CSS is all of theirs, in the sheets' own order.
+            let rendered = await render(pages[0]!.url, [])
+            const checks: { sample: string; rendered: RenderedPage }[] = [{ sample: pages[0]!.sample, rendered }]
+            for (const page of pages.slice(1)) {
+              rendered = await render(page.url, keptSelectors(rendered.css))
+              checks.push({ sample: page.sample, rendered })
+            }
+            // The earlier samples once more with all of it, so that each one's first screen is checked with the CSS the route gets.
+            if (pages.length > 1) {
+              const all = keptSelectors(rendered.css)
+              for (const [index, page] of pages.slice(0, -1).entries()) checks[index] = { sample: page.sample, rendered: await render(page.url, all) }
+            }
+            if (rendered.css.trim() === '') {
+              left.push({ route, why: `the service found no above-the-fold CSS in its sample${pages.length === 1 ? '' : 's'} ${shown}` })
+              return
+            }
+            const { url, html } = pages[0]!
+            const inputs = await pageInlineInputs(html, url, rendered.css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (css) => css })
+            covered.push({ route, sheets: stylesheetHrefs(html), css: rendered.css, ...inputs })
+            from.set(route, pages.map((page) => page.sample))
+            for (const check of checks) {
+              const differs = firstScreenLine(check.rendered.firstScreen)
+              if (differs !== null) logger.info(`critical CSS: ${route} (${check.sample}) ${differs}`)
+            }
           } catch (error) {
             if (error instanceof ConfigurationError) throw error
-            left.push({ route, why: `its sample ${sample} could not be rendered: ${describeError(error)}` })
-            return
+            left.push({ route, why: `its sample${pages.length === 1 ? '' : 's'} ${shown} could not be rendered: ${describeError(error)}` })
           }
-          if (rendered.css.trim() === '') {
-            left.push({ route, why: `the service found no above-the-fold CSS in its sample ${sample}` })
-            return
-          }
-          const inputs = await pageInlineInputs(html, url, rendered.css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (css) => css })
-          covered.push({ route, sheets: stylesheetHrefs(html), css: rendered.css, ...inputs })
-          from.set(route, sample)
-          const differs = firstScreenLine(rendered.firstScreen)
-          if (differs !== null) logger.info(`critical CSS: ${route} (${sample}) ${differs}`)
         }
-        const queue = [...pages]
+        const queue = [...routes]
         await Promise.all(
           Array.from({ length: AT_ONCE }, async () => {
-            for (let next = queue.shift(); next !== undefined; next = queue.shift()) await render(next)
+            for (let next = queue.shift(); next !== undefined; next = queue.shift()) await renderRoute(next)
           }),
         )
       }
@@ -182,8 +232,8 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
   const files = new Map([[join(input.serverDir, MANIFEST_FILE), `${JSON.stringify(manifest)}\n`]])
   if (asset && covered.length > 0) files.set(join(input.staticDir, asset.file), asset.text)
   await writeFilesAtomic(files)
-  const result = { covered: covered.map(({ route }) => ({ route, sample: from.get(route)! })), left }
-  if (covered.length > 0) logger.info(`critical CSS: ${covered.length} server route${covered.length === 1 ? '' : 's'} get critical CSS at request time: ${result.covered.map(({ route, sample }) => (route === sample ? route : `${route} (from ${sample})`)).join(', ')}`)
+  const result = { covered: covered.map(({ route }) => ({ route, samples: from.get(route)! })), left }
+  if (covered.length > 0) logger.info(`critical CSS: ${covered.length} server route${covered.length === 1 ? ' gets' : 's get'} critical CSS at request time: ${result.covered.map(({ route, samples }) => (samples.length === 1 && samples[0] === route ? route : `${route} (from ${samples.join(', ')})`)).join(', ')}`)
   for (const { route, why } of left) logger.warn(`critical CSS: server route ${route} is left as it is: ${why}.`)
   return result
 }

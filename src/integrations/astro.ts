@@ -58,11 +58,11 @@ const LISTED = 5
 const NODE_ADAPTER = '@astrojs/node'
 
 /** The routes rendered on demand, each with the path it is rendered from: its own, or the `samples` option's. */
-function serverRoutes(routes: readonly AstroRouteLike[], base: string, samples: ReadonlyMap<string, string>): ServerRoute[] {
+function serverRoutes(routes: readonly AstroRouteLike[], base: string, samples: ReadonlyMap<string, readonly string[]>): ServerRoute[] {
   const prefix = base.replace(/\/$/, '')
   return routes
     .filter((route) => route.type === 'page' && route.origin === 'project' && !route.isPrerendered)
-    .map((route) => ({ route: route.pattern, sample: samples.get(route.pattern) ?? (route.params.length === 0 ? `${prefix}${route.pattern}` : null) }))
+    .map((route) => ({ route: route.pattern, samples: samples.get(route.pattern) ?? (route.params.length === 0 ? [`${prefix}${route.pattern}`] : []) }))
 }
 
 /** What the build log says about the pages Astro renders per request: there is no file to give CSS to. */

@@ -100,11 +100,11 @@ function pagePaths(pages: readonly NuxtPageLike[], parent = ''): string[] {
 }
 
 /** The page routes the server renders, each with the path it is rendered from: its own, or the `samples` option's. */
-function serverRoutes(paths: readonly string[], prerendered: ReadonlySet<string>, base: string, samples: ReadonlyMap<string, string>): ServerRoute[] {
+function serverRoutes(paths: readonly string[], prerendered: ReadonlySet<string>, base: string, samples: ReadonlyMap<string, readonly string[]>): ServerRoute[] {
   const prefix = base.replace(/\/$/, '')
   return [...new Set(paths)]
     .filter((path) => !prerendered.has(path))
-    .map((path) => ({ route: path, sample: samples.get(path) ?? (path.includes(':') ? null : `${prefix}${path}`) }))
+    .map((path) => ({ route: path, samples: samples.get(path) ?? (path.includes(':') ? [] : [`${prefix}${path}`]) }))
 }
 
 const criticalCss: NuxtModuleLike = Object.assign(

@@ -29,6 +29,11 @@ createServer((request, response) => {
   if (request.url === '/text') return response.writeHead(200, { 'content-type': 'text/plain' }).end('hello')
   if (request.url === '/page') return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>page</title><link rel="stylesheet" href="/site.css"><h1 class="title">Hi</h1><p class="far">far</p>')
   if (request.url === '/site.css') return response.writeHead(200, { 'content-type': 'text/css' }).end('.title{min-height:100vh;color:red}.far{color:blue}')
+  if (request.url === '/p/1' || request.url === '/p/2') {
+    const first = request.url === '/p/1' ? '<h1 class="one">One</h1>' : '<h1 class="two">Two</h1>'
+    return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>p</title><link rel="stylesheet" href="/p.css">' + first + '<p class="far">far</p>')
+  }
+  if (request.url === '/p.css') return response.writeHead(200, { 'content-type': 'text/css' }).end('.one{min-height:100vh;color:red}.far{color:blue}.two{min-height:100vh;color:green}')
   if (request.url === '/bare') return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>bare</title><style>h1{color:red}</style><h1>Hi</h1>')
   response.writeHead(404).end()
 }).listen(Number(process.env.PORT), process.env.HOST)
@@ -80,7 +85,7 @@ describe('server routes: bad input', () => {
   }
 
   it('a server that exits before it listens fails the build with the command and its output, and nothing is written', async () => {
-    const given = await input('crash.mjs', [{ route: '/', sample: '/' }])
+    const given = await input('crash.mjs', [{ route: '/', samples: ['/'] }])
     const error = await renderServerRoutes(resolveOptions({}), given).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ConfigurationError)
     const message = (error as Error).message
@@ -92,7 +97,7 @@ describe('server routes: bad input', () => {
 
   it('a server that never listens fails the build once its start time is up, and is stopped', async () => {
     const pidFile = join(dir, 'idle.pid')
-    const given = await input('idle.mjs', [{ route: '/', sample: '/' }], { PID_FILE: pidFile })
+    const given = await input('idle.mjs', [{ route: '/', samples: ['/'] }], { PID_FILE: pidFile })
     const error = await renderServerRoutes(resolveOptions({}), given).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ConfigurationError)
     expect((error as Error).message).toMatch(/did not listen on 127\.0\.0\.1:\d+ within 3 s.*It printed nothing\./s)
@@ -102,11 +107,11 @@ describe('server routes: bad input', () => {
 
   it('samples that are no pages or link no stylesheet are left out and named, a route without a sample too, a sample of no route is warned about, and no browser starts for them', async () => {
     const given = await input('app.mjs', [
-      { route: '/old', sample: '/moved' },
-      { route: '/broken', sample: '/broken' },
-      { route: '/text', sample: '/text' },
-      { route: '/bare', sample: '/bare' },
-      { route: '/blog/[slug]', sample: null },
+      { route: '/old', samples: ['/moved'] },
+      { route: '/broken', samples: ['/broken'] },
+      { route: '/text', samples: ['/text'] },
+      { route: '/bare', samples: ['/bare'] },
+      { route: '/blog/[slug]', samples: [] },
     ])
     const result = await renderServerRoutes(resolveOptions({ samples: { '/blog/[id]': '/blog/1' } }), given)
     expect(result.covered).toEqual([])
@@ -128,15 +133,30 @@ describe('server routes: bad input', () => {
   })
 
   it('a manifest the server would refuse (a route that is no path) fails the build after the render, and nothing is written', async () => {
-    const given = await input('app.mjs', [{ route: 'page', sample: '/page' }])
+    const given = await input('app.mjs', [{ route: 'page', samples: ['/page'] }])
     const error = await renderServerRoutes(resolveOptions({ viewports: [{ width: 800, height: 600 }] }), given).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ConfigurationError)
     expect((error as Error).message).toMatch(/the server routes' manifest would not load \(The critical CSS manifest routes\[0\]\.route is not a path starting with \/.*\), so nothing was written/)
     expect(await written(given)).toEqual([])
   }, 60_000)
 
+  it('a route with two samples gets the CSS of both, in the stylesheet’s order, and nothing below either’s first screen', async () => {
+    const given = await input('app.mjs', [{ route: '/p/[id]', samples: ['/p/2', '/p/1'] }])
+    const result = await renderServerRoutes(resolveOptions({ viewports: [{ width: 800, height: 600 }] }), given)
+    expect(result).toEqual({ covered: [{ route: '/p/[id]', samples: ['/p/2', '/p/1'] }], left: [] })
+    const manifest = JSON.parse(readFileSync(join(given.serverDir, 'critical-css.json'), 'utf8')) as { routes: { route: string; css: string }[] }
+    const css = manifest.routes[0]!.css
+    expect(css).toMatch(/^\.one\{[^}]*\}\.two\{[^}]*\}$/)
+    expect(lines).toContain('info critical CSS: 1 server route gets critical CSS at request time: /p/[id] (from /p/2, /p/1)')
+
+    // Samples that link other sheets than each other are no one route's pages.
+    const other = await input('app.mjs', [{ route: '/p/[id]', samples: ['/p/1', '/page'] }])
+    const apart = await renderServerRoutes(resolveOptions({ viewports: [{ width: 800, height: 600 }] }), other)
+    expect(apart.left).toEqual([{ route: '/p/[id]', why: "its samples link different stylesheets (/p/1: /p.css; /page: /site.css), and a route's pages get one set" }])
+  }, 60_000)
+
   it('with `strict`, a route left out fails the build, and nothing is written', async () => {
-    const given = await input('app.mjs', [{ route: '/old', sample: '/moved' }])
+    const given = await input('app.mjs', [{ route: '/old', samples: ['/moved'] }])
     const error = await renderServerRoutes(resolveOptions({ strict: true }), given).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(StrictModeError)
     expect((error as Error).message).toContain('/old (its sample /moved redirects (302) to /elsewhere)')

@@ -36,6 +36,15 @@ describe('resolveOptions', () => {
     })
   })
 
+  it('takes a server route’s samples as one path or several, each once, and names what is not a path', () => {
+    const resolved = resolveOptions({ samples: { '/blog/[slug]': '/blog/a', '/docs/[...path]': ['/docs/a', '/docs/b/c', '/docs/a'] } }, {})
+    expect(resolved.samples).toEqual(new Map([['/blog/[slug]', ['/blog/a']], ['/docs/[...path]', ['/docs/a', '/docs/b/c']]]))
+    expect(resolveOptions({}, {}).samples).toEqual(new Map())
+    expect(() => resolveOptions({ samples: { '/blog/[slug]': 'https://site.example/blog/a' } }, {})).toThrow(/samples.*must be a URL path starting with \/ \(no origin\)/)
+    expect(() => resolveOptions({ samples: { '/blog/[slug]': [] } }, {})).toThrow(/samples.*must list at least one path/)
+    expect(() => resolveOptions({ samples: { 'blog/[slug]': '/blog/a' } }, {})).toThrow(/option `samples`: each route must start with \/, as the framework names it/)
+  })
+
   it('takes service, token and site from the env, options first', () => {
     const env = { CRITICAL_CSS_BASE_URL: 'https://env.example', CRITICAL_CSS_API_TOKEN: TOKEN, CRITICAL_CSS_SITE_URL: 'https://site.example' }
     const fromEnv = resolveOptions({}, env)
