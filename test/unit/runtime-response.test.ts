@@ -4,8 +4,7 @@
  * the manifest does not cover keeps its own bytes however the chunks fall.
  */
 import { describe, expect, it } from 'vitest'
-import { applyCriticalCss, loadManifest, type CriticalCssManifest } from '../../src/runtime.ts'
-import { withCriticalCss } from '../../src/runtime/server-response.ts'
+import { applyCriticalCss, loadManifest, withCriticalCss, type CriticalCssManifest } from '../../src/runtime.ts'
 
 const CSS = '.hero{min-height:100vh}'
 const HEAD = '<!doctype html><html><head><meta charset="utf-8"><title>Ünïcödé</title><link rel="stylesheet" href="/app.css"></head>'
