@@ -116,12 +116,17 @@ interface CheckedInput {
   only: readonly string[] | null
 }
 
+/** Whether `value` can stand in the loader's `<script src>` as it is: a URL with no space, quote or angle bracket. */
+export function isLoaderSrc(value: unknown): value is string {
+  return typeof value === 'string' && asciiTrim(value) !== '' && !/[\s<>"'`]/.test(value)
+}
+
 function checkInput(html: unknown, css: unknown, options: InlineOptions): CheckedInput {
   if (typeof html !== 'string') throw new TypeError(`inlineCriticalCss(html, css): html must be a string, got ${html === null ? 'null' : typeof html}.`)
   if (typeof css !== 'string') throw new TypeError(`inlineCriticalCss(html, css): css must be a string, got ${css === null ? 'null' : typeof css}.`)
   if (options === null || typeof options !== 'object') throw new TypeError('inlineCriticalCss(html, css, options): options must be an object.')
   const loaderSrc = options.loaderSrc
-  if (loaderSrc !== undefined && (typeof loaderSrc !== 'string' || asciiTrim(loaderSrc) === '' || /[\s<>"'`]/.test(loaderSrc))) {
+  if (loaderSrc !== undefined && !isLoaderSrc(loaderSrc)) {
     throw new TypeError(`The \`loaderSrc\` option must be a URL with no space, quote or angle bracket; got ${JSON.stringify(loaderSrc)}.`)
   }
   const strategy = options.preload ?? (loaderSrc !== undefined ? DEFAULT_PRELOAD : PRELOAD_WITHOUT_LOADER)

@@ -5,6 +5,7 @@
  * is wrong, never a request.
  */
 import { inlineOptionsOf, type InputOptions, type PageInlineInputs } from '../html/inline-inputs.ts'
+import { isLoaderSrc } from '../html/inline.ts'
 import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { routePattern, routeRank } from './routes.ts'
 
@@ -67,7 +68,8 @@ export function loadManifest(value: unknown): LoadedManifest {
   const manifest = value as Partial<Record<keyof CriticalCssManifest, unknown>>
   if (manifest.version !== MANIFEST_VERSION) fail('version', `is ${JSON.stringify(manifest.version)}, not ${MANIFEST_VERSION} (a build of another release wrote it)`)
   if (!PRELOAD_STRATEGIES.includes(manifest.preload as PreloadStrategy)) fail('preload', `is ${JSON.stringify(manifest.preload)}, not one of ${PRELOAD_STRATEGIES.join(', ')}`)
-  if (manifest.loaderSrc !== undefined && typeof manifest.loaderSrc !== 'string') fail('loaderSrc', 'is not a string')
+  // What the inliner would refuse at each request is refused here, once: a request never fails for the manifest.
+  if (manifest.loaderSrc !== undefined && !isLoaderSrc(manifest.loaderSrc)) fail('loaderSrc', 'is not a URL with no space, quote or angle bracket')
   if (manifest.preload === 'loader' && manifest.loaderSrc === undefined) fail('loaderSrc', "is missing, which preload 'loader' needs")
   if (typeof manifest.base !== 'string' || !manifest.base.startsWith('/') || !manifest.base.endsWith('/')) fail('base', 'is not a path that starts and ends with /')
   if (!Array.isArray(manifest.routes)) fail('routes', 'is not a list')
@@ -88,7 +90,7 @@ export function loadManifest(value: unknown): LoadedManifest {
       keepBlocking: strings(keepBlocking, `${where}.keepBlocking`),
       wholeSheets: wholeSheets as Record<string, string> | null,
       lookedUp: strings(lookedUp, `${where}.lookedUp`),
-      fontPreloads: strings(fontPreloads, `${where}.fontPreloads`),
+      fontPreloads: strings(fontPreloads, `${where}.fontPreloads`).map((url) => (url === '' ? fail(`${where}.fontPreloads`, 'has an empty URL') : url)),
     }
     return { route, sheets: linked, css, ...inputs, pattern: routePattern(route), options: inlineOptionsOf(inputs) }
   })

@@ -114,6 +114,8 @@ describe('loadManifest', () => {
       [{ ...MANIFEST, preload: 'eager' }, /manifest preload is "eager", not one of loader, body, media, swap, none/],
       [{ ...MANIFEST, loaderSrc: undefined }, /manifest loaderSrc is missing, which preload 'loader' needs/],
       [{ ...MANIFEST, base: 'docs' }, /manifest base is not a path that starts and ends with \//],
+      [{ ...MANIFEST, loaderSrc: '/loader.js" onload="x' }, /manifest loaderSrc is not a URL with no space, quote or angle bracket/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], fontPreloads: [''] }] }, /manifest routes\[0\]\.fontPreloads has an empty URL/],
       [{ ...MANIFEST, routes: [{ route: 'blog', sheets: [], css: '' }] }, /manifest routes\[0\]\.route is not a path starting with \//],
       [{ ...MANIFEST, routes: [{ route: '/', sheets: [1], css: '' }] }, /manifest routes\[0\]\.sheets is not a list of strings/],
       [{ ...MANIFEST, routes: [MANIFEST.routes[0], MANIFEST.routes[0]] }, /manifest routes\[1\]\.route names \/\[\.\.\.rest\] a second time/],
