@@ -13,8 +13,7 @@ import { join } from 'node:path'
 import { rename } from 'node:fs/promises'
 import { cpus, loadavg } from 'node:os'
 import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
-import { chromiumFlags } from '../src/engine/flags.ts'
-import { createLoader, OFFLINE } from './fcp/browser.ts'
+import { createLoader } from './fcp/browser.ts'
 import { buildAstroServerApp, createAstroServerApp, removeAstroServerApp, SERVER_OUT, startAstroServer } from '../test/fixtures/astro-server-app.ts'
 import { buildNuxtServerApp, createNuxtServerApp, removeNuxtServerApp, startNuxtServer } from '../test/fixtures/nuxt-server-app.ts'
 import type { RunningApp } from '../test/fixtures/running-app.ts'
@@ -62,7 +61,8 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 
 const executablePath = findChromium()
 if (!executablePath) throw new Error(INSTALL_HINT)
-const loader = await createLoader(executablePath, [...chromiumFlags(), OFFLINE])
+// The browser as a user has it: no flags, no resolver rules (every request goes to 127.0.0.1 anyway).
+const loader = await createLoader(executablePath, [])
 console.log(`server routes: first contentful paint (ms) with every stylesheet ${SHEET_DELAY_MS} ms late, median of ${LOADS}; Chromium ${loader.version}, ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}\n`)
 console.log('| app | page | without the plugin | **with the plugin** |')
 console.log('|---|---|---|---|')
