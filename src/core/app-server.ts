@@ -33,7 +33,8 @@ const STOP_GRACE_MS = 5_000
 const OUTPUT_KEPT = 8_192
 const READY_POLL_MS = 50
 
-function freePort(): Promise<number> {
+/** A port on 127.0.0.1 nothing listens on now, for a server to be given. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer()
     probe.once('error', reject)
