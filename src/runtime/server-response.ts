@@ -8,13 +8,14 @@
 import { outlineOf } from '../html/scan.ts'
 import { STRATEGIES } from '../html/strategies.ts'
 import { inlineRoute, type ApplyOptions } from './apply.ts'
-import { withStyleHashes } from './csp.ts'
+import { policyNonce, withStyleHashes } from './csp.ts'
 import type { LoadedManifest } from './manifest.ts'
 
 /** A head longer than this is no page's head: the page is read whole. */
 const MAX_HEAD_CHARS = 1 << 20
 const HEAD_END = /<\/head\s*>/gi
 const UTF8 = new TextEncoder()
+const POLICY_HEADERS = ['content-security-policy', 'content-security-policy-report-only']
 
 type Reader = ReadableStreamDefaultReader<Uint8Array>
 
@@ -72,7 +73,10 @@ export async function withCriticalCss(response: Response, url: string | URL, man
       ended = true
     }
     const part = whole ? text : text.slice(0, headEnd)
-    const result = inlineRoute(part, url, manifest, options)
+    const policies = POLICY_HEADERS.map((name) => response.headers.get(name)).filter((policy) => policy !== null)
+    // The nonce the server put on its own tags this time, unless the caller gave one.
+    const nonce = options.nonce ?? policies.map(policyNonce).find((found) => found !== undefined)
+    const result = inlineRoute(part, url, manifest, nonce === undefined ? options : { ...options, nonce })
     if (result === null || !result.changed) return new Response(joined(received, ended ? null : reader), response)
     const headers = new Headers(response.headers)
     // The body is longer now; a digest of the old one would be wrong too.
@@ -80,7 +84,7 @@ export async function withCriticalCss(response: Response, url: string | URL, man
     headers.delete('content-md5')
     // A policy that allows only the inline styles it names (Astro's `security.csp`) must name ours.
     const hashes = [...(result.cspHash === null ? [] : [result.cspHash]), ...result.inlinedWhole.map((sheet) => sheet.cspHash)]
-    for (const name of ['content-security-policy', 'content-security-policy-report-only']) {
+    for (const name of POLICY_HEADERS) {
       const policy = headers.get(name)
       if (policy !== null) headers.set(name, withStyleHashes(policy, hashes))
     }

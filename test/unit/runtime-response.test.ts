@@ -70,3 +70,25 @@ describe('withCriticalCss on a streamed page', () => {
     expect((await text(await withCriticalCss(response, '/posts/a', manifest('body')))).toString('utf8')).toBe(applyCriticalCss(page, '/posts/a', manifest('body')))
   })
 })
+
+describe('withCriticalCss and the response’s Content-Security-Policy', () => {
+  const page = HEAD + BODY
+  const withPolicy = (policy: string): Response => new Response(page, { status: 200, headers: { 'content-type': 'text/html', 'content-security-policy': policy } })
+
+  it('puts the nonce the server gave this response on the style and the loader script it adds', async () => {
+    const out = (await text(await withCriticalCss(withPolicy("default-src 'self'; script-src 'strict-dynamic' 'nonce-r4nd0m'; style-src 'self' 'nonce-r4nd0m'"), '/posts/a', manifest('loader')))).toString('utf8')
+    expect(out).toBe(applyCriticalCss(page, '/posts/a', manifest('loader'), { nonce: 'r4nd0m' }))
+    expect(out).toContain('<style data-critical-css nonce="r4nd0m">')
+    expect(out).toContain('<script src="/loader.js" async nonce="r4nd0m"></script>')
+  })
+
+  it('takes the script directive’s nonce where the style directive has none, and the caller’s over either', async () => {
+    const policy = "script-src 'nonce-fromScript'; style-src 'self'"
+    expect((await text(await withCriticalCss(withPolicy(policy), '/posts/a', manifest('loader')))).toString('utf8')).toBe(applyCriticalCss(page, '/posts/a', manifest('loader'), { nonce: 'fromScript' }))
+    expect((await text(await withCriticalCss(withPolicy(policy), '/posts/a', manifest('loader'), { nonce: 'given' }))).toString('utf8')).toBe(applyCriticalCss(page, '/posts/a', manifest('loader'), { nonce: 'given' }))
+  })
+
+  it('adds no nonce where the policy names none', async () => {
+    expect((await text(await withCriticalCss(withPolicy("default-src 'self'"), '/posts/a', manifest('loader')))).toString('utf8')).toBe(applyCriticalCss(page, '/posts/a', manifest('loader')))
+  })
+})
