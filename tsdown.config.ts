@@ -20,6 +20,8 @@ export default defineConfig({
     nuxt: 'src/nuxt.ts',
     sveltekit: 'src/sveltekit.ts',
     runtime: 'src/runtime.ts',
+    // SvelteKit's handle, which the user exports from src/hooks.server.js (unplugin-critical-css/sveltekit/handle).
+    'sveltekit-handle': 'src/sveltekit-handle.ts',
     // Astro's middleware, which the Astro integration adds by this file's URL (dist/astro-middleware.mjs).
     'astro-middleware': 'src/runtime/astro-middleware.ts',
     // Nitro's plugin, which the Nuxt module adds by this file's path (dist/nuxt-nitro-plugin.mjs).

@@ -5,7 +5,9 @@
  * chunk's `import.meta.url` the entry's (Nitro). Relative, because a server is deployed by
  * moving its folder; resolved when the chunk is written, since only then is its place known.
  */
-import { posix } from 'node:path'
+import { readdir, readFile } from 'node:fs/promises'
+import { dirname, join, posix, relative, sep } from 'node:path'
+import { MANIFEST_PATH_PLACEHOLDER } from '../runtime/manifest-place.ts'
 import { MANIFEST_FILE, MANIFEST_MODULE } from '../runtime/manifest.ts'
 import { PLUGIN_NAME } from './errors.ts'
 
@@ -36,4 +38,22 @@ export function serverManifestModule(importMetaUrl: ImportMetaUrl = 'chunk'): Ma
       return { code: code.replaceAll(PLACEHOLDER, path.startsWith('.') ? path : `./${path}`), map: null }
     },
   }
+}
+
+/**
+ * The files below `serverDir` that carry MANIFEST_PATH_PLACEHOLDER (a bundle no plugin of
+ * ours built: SvelteKit's, with the user's `handle`), each with the manifest's path from it
+ * written in: to be written together with the manifest. Empty: nothing in the server reads one.
+ */
+export async function manifestPathEdits(serverDir: string): Promise<Map<string, string>> {
+  const edits = new Map<string, string>()
+  for (const entry of await readdir(serverDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !/\.[cm]?js$/.test(entry.name)) continue
+    const file = join(entry.parentPath, entry.name)
+    const text = await readFile(file, 'utf8')
+    if (!text.includes(MANIFEST_PATH_PLACEHOLDER)) continue
+    const path = relative(dirname(file), join(serverDir, MANIFEST_FILE)).split(sep).join('/')
+    edits.set(file, text.replaceAll(MANIFEST_PATH_PLACEHOLDER, path.startsWith('.') ? path : `./${path}`))
+  }
+  return edits
 }

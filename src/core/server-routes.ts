@@ -45,6 +45,8 @@ export interface ServerRoutesInput {
   serverDir: string
   root: string
   logger: BuildLogger
+  /** Files written together with the manifest (the server's own files that name its place), or none. */
+  writeWith?: ReadonlyMap<string, string>
 }
 
 export interface ServerRoutesResult {
@@ -229,7 +231,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
     throw new ConfigurationError(`${PLUGIN_NAME}: the server routes' manifest would not load (${describeError(error)}), so nothing was written into the server output.`)
   }
   // Together or not at all: the loader a page would name, and the manifest that names it.
-  const files = new Map([[join(input.serverDir, MANIFEST_FILE), `${JSON.stringify(manifest)}\n`]])
+  const files = new Map([...(input.writeWith ?? []), [join(input.serverDir, MANIFEST_FILE), `${JSON.stringify(manifest)}\n`]])
   if (asset && covered.length > 0) files.set(join(input.staticDir, asset.file), asset.text)
   await writeFilesAtomic(files)
   const result = { covered: covered.map(({ route }) => ({ route, samples: from.get(route)! })), left }

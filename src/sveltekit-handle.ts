@@ -1,0 +1,1 @@
+export { handle, type SvelteKitEventLike, type SvelteKitHandleInput } from './runtime/sveltekit-handle.ts'

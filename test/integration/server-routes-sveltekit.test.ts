@@ -1,0 +1,57 @@
+/**
+ * Issue 50, SvelteKit 3 end to end: an adapter-node app built with our adapter wrapper and
+ * the one-line `handle`, and without them (test/fixtures/server-route-checks.ts has the
+ * checks every framework passes): the handle gives each page of a covered route its CSS, and
+ * an error page of a covered route, a page's data and a path no route has go out as kit made
+ * them. With kit's CSP nonces, what the runtime adds carries the nonce kit gave the response.
+ */
+import { join } from 'node:path'
+import { expect, it } from 'vitest'
+import { launchChromium } from '../fixtures/browser.ts'
+import { output } from '../fixtures/frameworks.ts'
+import { screen } from '../fixtures/running-app.ts'
+import { describeServerRoutes, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
+import { compareScreenshots } from '../fixtures/site-view.ts'
+import { buildSvelteKitServerApp, createSvelteKitServerApp, removeSvelteKitServerApp, startSvelteKitServer } from '../fixtures/sveltekit-server-app.ts'
+
+describeServerRoutes(
+  {
+    name: 'SvelteKit 3 (adapter-node)',
+    create: createSvelteKitServerApp,
+    remove: removeSvelteKitServerApp,
+    build: buildSvelteKitServerApp,
+    out: 'build',
+    manifest: 'server/critical-css.json',
+    start: startSvelteKitServer,
+    postsRoute: '/posts/[slug]',
+    routes: ['/', '/about', '/posts/[slug]', '/pricing'],
+    covered: ['/about', '/'],
+    uncovered: ['/posts/nope', '/no-such-page', '/posts/hello/__data.json'],
+  },
+  (apps) => {
+    it('with kit’s CSP nonces (scripts only by nonce), the style and the loader script carry the nonce of their response, and the page paints and loads as the plain app’s', async () => {
+      const out = join(apps.root, 'build-csp')
+      const built = await buildSvelteKitServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': SAMPLED } }, { UCC_KIT_CSP: '1', UCC_KIT_OUT: out })
+      expect(built.code, output(built)).toBe(0)
+      const app = await startSvelteKitServer(apps.root, out)
+      const browser = await launchChromium()
+      try {
+        for (const path of [SAMPLED, '/about']) {
+          const response = await fetch(`${app.origin}${path}`)
+          const nonce = /'nonce-([^']+)'/.exec(response.headers.get('content-security-policy') ?? '')?.[1]
+          expect(nonce, path).toBeDefined()
+          const html = await response.text()
+          expect(html, path).toContain(`<style data-critical-css nonce="${nonce}">`)
+          expect(/<script src="[^"]*critical-css-loader\.[0-9a-f]{8}\.js" async nonce="([^"]*)"><\/script>/.exec(html)?.[1], path).toBe(nonce)
+          const [loaded, first] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
+          expect(compareScreenshots(loaded, first).differentPixels, `${path} first screen`).toBe(0)
+          // Waits until the loader has given every deferred link its media back: only a script with the nonce runs.
+          const [before, after] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false, true), screen(browser, app, path, VIEWPORTS[0]!, false, true)])
+          expect(compareScreenshots(before, after).differentPixels, `${path} loaded`).toBe(0)
+        }
+      } finally {
+        await Promise.all([app.stop(), browser.close()])
+      }
+    }, 180_000)
+  },
+)
