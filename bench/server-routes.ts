@@ -1,7 +1,7 @@
 /**
  * Server-rendered pages (issue 50): first contentful paint with every stylesheet 1.5 s late,
  * the app built with our integration beside the same app built without it (the peer), for
- * Astro 7 (node adapter) and Nuxt 4 (`nuxt build`), on a page its route was sampled from and
+ * Astro 7 (node adapter), Nuxt 4 (`nuxt build`) and SvelteKit 3 (adapter-node), on a page its route was sampled from and
  * on one it was not. Each app runs as a user runs it; a proxy on 127.0.0.1 in front of it
  * holds every `.css` answer 1.5 s. Median of 5 loads, each in a fresh browser context.
  *
@@ -16,6 +16,7 @@ import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
 import { createLoader } from './fcp/browser.ts'
 import { buildAstroServerApp, createAstroServerApp, removeAstroServerApp, SERVER_OUT, startAstroServer } from '../test/fixtures/astro-server-app.ts'
 import { buildNuxtServerApp, createNuxtServerApp, removeNuxtServerApp, startNuxtServer } from '../test/fixtures/nuxt-server-app.ts'
+import { buildSvelteKitServerApp, createSvelteKitServerApp, removeSvelteKitServerApp, startSvelteKitServer } from '../test/fixtures/sveltekit-server-app.ts'
 import type { RunningApp } from '../test/fixtures/running-app.ts'
 import type { Options } from '../src/core/options.ts'
 import type { CommandResult } from '../test/fixtures/frameworks.ts'
@@ -37,6 +38,7 @@ interface App {
 const APPS: App[] = [
   { name: 'Astro 7.3.5 + @astrojs/node', create: createAstroServerApp, remove: removeAstroServerApp, build: buildAstroServerApp, out: SERVER_OUT, start: startAstroServer, postsRoute: '/posts/[slug]' },
   { name: 'Nuxt 4.5.2 (nuxt build)', create: createNuxtServerApp, remove: removeNuxtServerApp, build: buildNuxtServerApp, out: '.output', start: startNuxtServer, postsRoute: '/posts/:slug()' },
+  { name: 'SvelteKit 3.2.0 + adapter-node 6.0.2', create: createSvelteKitServerApp, remove: removeSvelteKitServerApp, build: buildSvelteKitServerApp, out: 'build', start: startSvelteKitServer, postsRoute: '/posts/[slug]' },
 ]
 
 /** A proxy to `origin` that holds every stylesheet's answer `SHEET_DELAY_MS`. */
