@@ -82,7 +82,7 @@ const LOOKUPS_AT_ONCE = RECENT_TEXTS / 4
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /** 400, 401, a base URL that is not the API, a browser that cannot start: the user must fix something, so the build stops. */
-function stopsTheBuild(error: unknown): error is Error {
+export function stopsTheBuild(error: unknown): error is Error {
   return error instanceof ConfigurationError || error instanceof BadRequestError || error instanceof UnauthorizedError || error instanceof OutputWriteError
 }
 

@@ -10,20 +10,22 @@ import { createClient } from '../client/client.ts'
 import type { CriticalCssClient } from '../client/types.ts'
 import { stylesheetHrefs } from '../html/scan.ts'
 import { STRATEGIES } from '../html/strategies.ts'
-import { normalizeSelection, SELECTION_LIMITS } from '../contract/api-contract.ts'
+import { normalizeSelection, SELECTION_LIMITS, type Selection } from '../contract/api-contract.ts'
 import { loadManifest, MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
 import { startAppServer, type AppServerCommand } from './app-server.ts'
 import { buildSelection, ruleSelectors } from './build-selection.ts'
-import { buildFileFinder, directoryOutput } from './build-server.ts'
+import { buildFileFinder, directoryOutput, type BuildOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
 import { writeFilesAtomic } from './files.ts'
 import { firstScreenLine } from './first-screen-notes.ts'
 import { CHECK_INTERVAL } from './modes/embedded.ts'
 import { clientRenderer, logRetries } from './modes/client-renderer.ts'
 import type { RenderedPage } from './modes/mode.ts'
-import type { EmbeddedService } from './modes/embedded-service.ts'
-import type { ResolvedOptions } from './options.ts'
+import { otherReleaseMessage, type OtherRelease } from './modes/deployed-sheets.ts'
+import { remoteRoutes } from './modes/remote.ts'
+import { ENV, type RemoteService, type ResolvedOptions } from './options.ts'
 import { pageInlineInputs } from './page-inputs.ts'
+import { stopsTheBuild } from './run.ts'
 import { basePath } from './pages.ts'
 import type { BuildLogger } from './report.ts'
 import { lazySheetOf, buildSheetTexts } from './whole-sheets.ts'
@@ -117,6 +119,68 @@ interface SampledRoute {
   pages: { sample: string; url: string; html: string }[]
 }
 
+/** How samples are rendered: from the built server in the embedded service, or where the app is deployed by the configured one. */
+interface SampleRenderer {
+  /** Where, as the log says it. */
+  where: string
+  /** The URL a sample is rendered at. */
+  urlOf(page: SampledRoute['pages'][number]): string
+  /** One sample rendered, keeping `selection`. */
+  render(url: string, selection: Selection | null): Promise<RenderedPage>
+  /** The CSS a route gets of what its samples got (`html`: its first sample as this build's server answers it). */
+  own(url: string, html: string, css: string): Promise<string>
+  close(): Promise<void>
+}
+
+/** The embedded service renders each sample from the built server, in a local Chromium. */
+async function embeddedSamples(options: ResolvedOptions, origin: string, logger: BuildLogger): Promise<SampleRenderer> {
+  const { startEmbeddedService } = await import('./modes/embedded-service.ts')
+  let client: CriticalCssClient | null = null
+  const service = await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: AT_ONCE, words: options.words, onJobEnded: (id) => client?.checkNow(id) })
+  const opened = createClient({ baseUrl: service.baseUrl, token: service.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
+  client = opened
+  return {
+    where: `of the built server (${origin}) in a local Chromium`,
+    urlOf: (page) => page.url,
+    render(url, selection) {
+      const renderer = clientRenderer(opened, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency: AT_ONCE, advice: () => null })
+      return renderer.render(url, { deadline: Date.now() + options.timeoutMs, signal: AbortSignal.timeout(options.timeoutMs) })
+    },
+    own: async (_url, _html, css) => css,
+    async close() {
+      await opened.close()
+      await service.close()
+    },
+  }
+}
+
+/** What remote mode found of the deployed site, said once the routes are rendered. */
+interface DeployedNotes {
+  otherRelease: OtherRelease[]
+  unchecked: { name: string; reason: string }[]
+}
+
+/**
+ * The configured service renders each sample where the app is deployed (`siteUrl` + the
+ * sample's path, as a built page's URL is made), and what it finds is held to this build's
+ * stylesheets as a built page's CSS is: the deployed release may be another.
+ */
+function remoteSamples(options: ResolvedOptions, service: RemoteService, siteUrl: URL, output: BuildOutput, input: ServerRoutesInput, notes: DeployedNotes): SampleRenderer {
+  const remote = remoteRoutes(options, service, output, input.base, input.logger)
+  return {
+    where: `where the app is deployed (${siteUrl.origin}) by ${remote.name}`,
+    urlOf: (page) => new URL(page.sample, siteUrl).href,
+    render: (url, selection) => remote.render(url, selection),
+    async own(url, html, css) {
+      const checked = await remote.checkAgainstBuild(url, html, css)
+      if (checked.kind === 'other') notes.otherRelease.push({ name: new URL(url).pathname, dropped: checked.dropped, replaced: checked.replaced })
+      if (checked.kind === 'unchecked') notes.unchecked.push({ name: new URL(url).pathname, reason: checked.reason })
+      return checked.css
+    },
+    close: () => remote.close(),
+  }
+}
+
 export async function renderServerRoutes(options: ResolvedOptions, input: ServerRoutesInput): Promise<ServerRoutesResult> {
   const { logger } = input
   for (const route of options.samples.keys()) {
@@ -128,20 +192,25 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
   const prefix = basePath(input.base) ?? '/'
   const covered: ManifestRoute[] = []
   const from = new Map<string, readonly string[]>()
+  const notes: DeployedNotes = { otherRelease: [], unchecked: [] }
   if (sampled.length > 0) {
     const output = directoryOutput(input.staticDir)
     const { selection } = await buildSelection(options, output, input.root)
     const sheets = strategy.defers ? { texts: buildSheetTexts(buildFileFinder(output, input.base)), lazy: lazySheetOf(output) } : null
+    // Remote mode renders where the app is deployed; the built server still answers what this build's pages are.
+    const service = options.service
+    if (service !== null && options.siteUrl === null) {
+      throw new ConfigurationError(`${PLUGIN_NAME}: remote mode renders the server's routes where the app is deployed: set ${ENV.siteUrl}${options.words.orOption('siteUrl')} to its address. Nothing was written into the server output.`)
+    }
     const app = await startAppServer(input.server)
-    let service: EmbeddedService | null = null
-    let client: CriticalCssClient | null = null
+    let samples: SampleRenderer | null = null
     try {
       // Every sample is asked for first: no browser starts for a server whose samples are no pages.
       const routes: SampledRoute[] = []
-      for (const { route, samples } of sampled) {
+      for (const { route, samples: paths } of sampled) {
         const pages: SampledRoute['pages'] = []
         let why: string | null = null
-        for (const sample of samples) {
+        for (const sample of paths) {
           const page = await askFor(app.origin, sample, options.timeoutMs)
           if ('why' in page) why ??= page.why
           else pages.push({ sample, ...page })
@@ -152,46 +221,44 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
         else left.push({ route, why })
       }
       if (routes.length > 0) {
-        logger.info(`critical CSS: rendering ${routes.length} server route${routes.length === 1 ? '' : 's'} of the built server (${app.origin}) in a local Chromium`)
-        const { startEmbeddedService } = await import('./modes/embedded-service.ts')
-        service = await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: AT_ONCE, words: options.words, onJobEnded: (id) => client?.checkNow(id) })
-        const opened = createClient({ baseUrl: service.baseUrl, token: service.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
-        client = opened
+        const opened = service === null ? await embeddedSamples(options, app.origin, logger) : remoteSamples(options, service, options.siteUrl!, output, input, notes)
+        samples = opened
+        logger.info(`critical CSS: rendering ${routes.length} server route${routes.length === 1 ? '' : 's'} ${opened.where}`)
         /** One sample rendered, with `keep` the selectors of the CSS the route's other samples got. */
-        const render = (url: string, kept: readonly string[]): Promise<RenderedPage> => {
+        const render = (page: SampledRoute['pages'][number], kept: readonly string[]): Promise<RenderedPage> => {
           const keep = [...new Set([...(selection?.keep ?? []), ...kept])]
-          const renderer = clientRenderer(opened, { viewports: options.viewports, thirdParty: options.thirdParty, selection: normalizeSelection({ ...selection, keep }), concurrency: AT_ONCE, advice: () => null })
-          return renderer.render(url, { deadline: Date.now() + options.timeoutMs, signal: AbortSignal.timeout(options.timeoutMs) })
+          return opened.render(opened.urlOf(page), normalizeSelection({ ...selection, keep }))
         }
         const renderRoute = async ({ route, pages }: SampledRoute): Promise<void> => {
           const shown = pages.map((page) => page.sample).join(', ')
           try {
             // Each sample keeps what the ones before it got, so the last one's CSS is all of theirs, in the sheets' own order.
-            let rendered = await render(pages[0]!.url, [])
+            let rendered = await render(pages[0]!, [])
             const checks: { sample: string; rendered: RenderedPage }[] = [{ sample: pages[0]!.sample, rendered }]
             for (const page of pages.slice(1)) {
-              rendered = await render(page.url, keptSelectors(rendered.css))
+              rendered = await render(page, keptSelectors(rendered.css))
               checks.push({ sample: page.sample, rendered })
             }
             // The earlier samples once more with all of it, so that each one's first screen is checked with the CSS the route gets.
             if (pages.length > 1) {
               const all = keptSelectors(rendered.css)
-              for (const [index, page] of pages.slice(0, -1).entries()) checks[index] = { sample: page.sample, rendered: await render(page.url, all) }
+              for (const [index, page] of pages.slice(0, -1).entries()) checks[index] = { sample: page.sample, rendered: await render(page, all) }
             }
             if (rendered.css.trim() === '') {
               left.push({ route, why: `the service found no above-the-fold CSS in its sample${pages.length === 1 ? '' : 's'} ${shown}` })
               return
             }
             const { url, html } = pages[0]!
-            const inputs = await pageInlineInputs(html, url, rendered.css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (css) => css })
-            covered.push({ route, sheets: stylesheetHrefs(html), css: rendered.css, ...inputs })
+            const css = await opened.own(opened.urlOf(pages[0]!), html, rendered.css)
+            const inputs = await pageInlineInputs(html, url, css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (text) => text })
+            covered.push({ route, sheets: stylesheetHrefs(html), css, ...inputs })
             from.set(route, pages.map((page) => page.sample))
             for (const check of checks) {
               const differs = firstScreenLine(check.rendered.firstScreen)
               if (differs !== null) logger.info(`critical CSS: ${route} (${check.sample}) ${differs}`)
             }
           } catch (error) {
-            if (error instanceof ConfigurationError) throw error
+            if (stopsTheBuild(error)) throw error
             left.push({ route, why: `its sample${pages.length === 1 ? '' : 's'} ${shown} could not be rendered: ${describeError(error)}` })
           }
         }
@@ -203,8 +270,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
         )
       }
     } finally {
-      await client?.close()
-      await service?.close()
+      await samples?.close()
       await app.close()
     }
   }
@@ -221,6 +287,12 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
     base: prefix,
     routes: covered,
   }
+  if (notes.otherRelease.length > 0) {
+    const message = otherReleaseMessage(options.siteUrl, notes.otherRelease, options.words)
+    if (options.strict) throw new StrictModeError(`${PLUGIN_NAME}: ${options.words.name('strict')} is on, and ${message.replace(/^critical CSS: /, '')} Nothing was written into the server output.`)
+    logger.warn(message)
+  }
+  if (notes.unchecked.length > 0) logger.info(`critical CSS: could not compare ${notes.unchecked.length === 1 ? 'a sample' : `${notes.unchecked.length} samples`} with the deployed site (${notes.unchecked[0]!.reason}), so ${notes.unchecked.length === 1 ? 'its route gets its' : 'their routes get their'} critical CSS as the service found it, which may be the deployed release's.`)
   if (left.length > 0 && options.strict) {
     throw new StrictModeError(`${PLUGIN_NAME}: strict: ${left.length} server route${left.length === 1 ? '' : 's'} got no critical CSS: ${left.map(({ route, why }) => `${route} (${why})`).join('; ')}. Nothing was written into the server output.`)
   }

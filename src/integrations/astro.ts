@@ -83,10 +83,10 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
     name: PLUGIN_NAME,
     hooks: {
       'astro:config:setup': ({ command, config: setup, addMiddleware, updateConfig }) => {
-        // Only a build whose server it can start and render (the node adapter, embedded mode) gets the middleware; outermost, it sees the HTML the user's own made.
+        // Only a build whose server it can start and render (the node adapter) gets the middleware; outermost, it sees the HTML the user's own made.
         if (command !== 'build' || setup.adapter?.name !== NODE_ADAPTER) return
         const { options: resolved } = resolveDirectoryOptions(options, { framework: { name: 'Astro', base: setup.base, siteUrl: setup.site } })
-        if (resolved.enabled === false || resolved.service !== null) return
+        if (resolved.enabled === false) return
         addMiddleware({ order: 'pre', entrypoint: new URL('./astro-middleware.mjs', import.meta.url) })
         updateConfig({ vite: { plugins: [serverManifestModule()] } })
       },
@@ -107,8 +107,7 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
         const log = buildLogger(logger)
         const root = config ? fileURLToPath(config.root) : process.cwd()
         const resolved = resolveDirectoryOptions(options, { framework: { name: 'Astro', base: config?.base, siteUrl: config?.site } })
-        // Remote mode renders the deployed site's pages, which these are not yet: the routes get none there.
-        const renders = server && config !== null && config.adapter?.name === NODE_ADAPTER && routes !== null && resolved.options.enabled !== false && resolved.options.service === null
+        const renders = server && config !== null && config.adapter?.name === NODE_ADAPTER && routes !== null && resolved.options.enabled !== false
         if (server && !renders) {
           const note = onDemandNote(routes)
           if (note !== null) log.info(note)

@@ -120,7 +120,7 @@ const criticalCss: NuxtModuleLike = Object.assign(
     })
     nuxt.hook('nitro:init', (nitro) => {
       // A server that renders pages and that the build can start: its pages get their CSS per request.
-      const server = !nitro.options.dev && !nitro.options.static && nuxt.options.ssr !== false && nitro.options.preset === NODE_SERVER && resolved.options.enabled !== false && resolved.options.service === null
+      const server = !nitro.options.dev && !nitro.options.static && nuxt.options.ssr !== false && nitro.options.preset === NODE_SERVER && resolved.options.enabled !== false
       if (server) {
         nitro.options.plugins.push(NITRO_PLUGIN)
         // Bundled, not left for the server to import from node_modules: it imports the manifest module.

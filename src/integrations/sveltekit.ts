@@ -178,8 +178,7 @@ export default function criticalCss<A extends SvelteKitAdapterLike<never>>(adapt
       const logger: BuildLogger = { info: (message) => builder.log(message), warn: (message) => builder.log.warn(message) }
       if (inner.name === NODE_ADAPTER) {
         const resolved = resolveDirectoryOptions(options, { framework: { name: 'SvelteKit', base: basePath(builder.config) } })
-        // Remote mode renders the deployed site, which this server is not yet: its routes get none there.
-        const renders = resolved.options.enabled !== false && resolved.options.service === null
+        const renders = resolved.options.enabled !== false
         const written: Written = { client: new Set(), pages: new Set(), server: new Set(), compress: [] }
         await inner.adapt(watching(builder, written, renders ? serverLoaderAsset(resolved.options) : null))
         if (renders) await renderNodeServer(builder, written, resolved.options, logger)

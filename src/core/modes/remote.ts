@@ -11,16 +11,16 @@ import type { ClientEvent, CriticalCssClient } from '../../client/types.ts'
 import { BadRequestError, NotFoundError, UnauthorizedError, WrongAddressError, describeBaseUrl } from '../../client/errors.ts'
 import type { PaceLimit } from '../../client/rate-window.ts'
 import { reachedService } from '../../client/transport.ts'
-import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Usage } from '../../contract/api-contract.ts'
-import { buildFileFinder } from '../build-server.ts'
+import { PLAN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS, type Selection, type Usage } from '../../contract/api-contract.ts'
+import { buildFileFinder, type BuildOutput } from '../build-server.ts'
 import { stylesheetHashes } from '../build-sheets.ts'
 import { cacheKey, readJobTimes, writeJobTimes } from '../cache.ts'
 import { ENV, type OptionWords, type RemoteService, type ResolvedOptions } from '../options.ts'
 import { pagesPrefix, planPages } from '../pages.ts'
 import type { BuildLogger } from '../report.ts'
 import { advised, clientRenderer, logRetries, type Advice } from './client-renderer.ts'
-import { deployedSheetsCheck } from './deployed-sheets.ts'
-import type { Mode } from './mode.ts'
+import { deployedSheetsCheck, type CheckAgainstBuild } from './deployed-sheets.ts'
+import type { Mode, RenderedPage } from './mode.ts'
 
 /**
  * Requests a page costs, counted on runs against the reference service (8 pages on free):
@@ -185,5 +185,36 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
       if (cacheDir !== null && client.jobTimes.length > 0) await writeJobTimes(cacheDir, name, client.jobTimes).catch(() => {})
       await client.close()
     },
+  }
+}
+
+/** Remote mode for a server's routes (core/server-routes.ts): one sample at a time, with the `selection` it keeps. */
+export interface RemoteRoutes {
+  /** The service, as the log names it. */
+  name: string
+  render(url: string, selection: Selection | null): Promise<RenderedPage>
+  /** Holds a sample's CSS to this build's stylesheets (`html`: the sample as this build's server answered it). */
+  checkAgainstBuild: CheckAgainstBuild
+  close(): Promise<void>
+}
+
+/**
+ * The configured service renders a server's samples where the app is deployed, as it renders
+ * built pages: paced by the plan, with this mode's advice, and the CSS held to this build's
+ * stylesheets (`output`, served below `base`) by the same check.
+ */
+export function remoteRoutes(options: ResolvedOptions, service: RemoteService, output: BuildOutput, base: string, logger: BuildLogger): RemoteRoutes {
+  const { client, pace, hear } = beginRemote(options, service, null)
+  hear(logger)
+  const advice = remoteAdvice(options.words)
+  return {
+    name: describeBaseUrl(service.baseUrl),
+    async render(url, selection) {
+      await pace
+      const renderer = clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency: 1, advice })
+      return renderer.render(url, { deadline: Date.now() + options.timeoutMs, signal: AbortSignal.timeout(options.timeoutMs) })
+    },
+    checkAgainstBuild: deployedSheetsCheck(output, base),
+    close: () => client.close(),
   }
 }
