@@ -14,7 +14,7 @@ import type { CriticalCssManifest } from '../../src/runtime.ts'
 import { startService } from '../../src/service/server.ts'
 import { output } from '../fixtures/frameworks.ts'
 import { describeServerRoutes, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
-import { buildSvelteKitServerApp, createSvelteKitServerApp, removeSvelteKitServerApp, startSvelteKitServer } from '../fixtures/sveltekit-server-app.ts'
+import { buildSvelteKitServerApp, SVELTEKIT_SERVER_APP } from '../fixtures/sveltekit-server-app.ts'
 
 const TOKEN = 'ccs_server_routes_remote_0123456789abcdefghij'
 let service: Awaited<ReturnType<typeof startService>>
@@ -27,20 +27,7 @@ afterAll(async () => {
 })
 
 describeServerRoutes(
-  {
-    name: 'SvelteKit 3 (adapter-node), remote mode,',
-    create: createSvelteKitServerApp,
-    remove: removeSvelteKitServerApp,
-    build: buildSvelteKitServerApp,
-    out: 'build',
-    manifest: 'server/critical-css.json',
-    start: startSvelteKitServer,
-    postsRoute: '/posts/[slug]',
-    routes: ['/', '/about', '/posts/[slug]', '/pricing'],
-    covered: ['/about'],
-    uncovered: ['/posts/nope', '/no-such-page'],
-    service: () => ({ baseUrl: service.url, token: TOKEN }),
-  },
+  { ...SVELTEKIT_SERVER_APP, name: 'SvelteKit 3 (adapter-node), remote mode,', covered: ['/about'], uncovered: ['/posts/nope', '/no-such-page'], service: () => ({ baseUrl: service.url, token: TOKEN }) },
   (apps) => {
     it('asks the service for the sample URLs where the app is deployed, not for the build’s own server', async () => {
       const client = createClient({ baseUrl: service.url, token: TOKEN })

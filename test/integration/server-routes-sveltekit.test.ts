@@ -12,22 +12,10 @@ import { output } from '../fixtures/frameworks.ts'
 import { screen } from '../fixtures/running-app.ts'
 import { describeServerRoutes, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
 import { compareScreenshots } from '../fixtures/site-view.ts'
-import { buildSvelteKitServerApp, createSvelteKitServerApp, removeSvelteKitServerApp, startSvelteKitServer } from '../fixtures/sveltekit-server-app.ts'
+import { buildSvelteKitServerApp, startSvelteKitServer, SVELTEKIT_SERVER_APP } from '../fixtures/sveltekit-server-app.ts'
 
 describeServerRoutes(
-  {
-    name: 'SvelteKit 3 (adapter-node)',
-    create: createSvelteKitServerApp,
-    remove: removeSvelteKitServerApp,
-    build: buildSvelteKitServerApp,
-    out: 'build',
-    manifest: 'server/critical-css.json',
-    start: startSvelteKitServer,
-    postsRoute: '/posts/[slug]',
-    routes: ['/', '/about', '/posts/[slug]', '/pricing'],
-    covered: ['/about', '/'],
-    uncovered: ['/posts/nope', '/no-such-page', '/posts/hello/__data.json'],
-  },
+  SVELTEKIT_SERVER_APP,
   (apps) => {
     it('with kit’s CSP nonces (scripts only by nonce), the style and the loader script carry the nonce of their response, and the page paints and loads as the plain app’s', async () => {
       const out = join(apps.root, 'build-csp')
