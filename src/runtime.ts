@@ -4,4 +4,5 @@
  */
 export { applyCriticalCss, routeOf, type ApplyOptions } from './runtime/apply.ts'
 export { withCriticalCss } from './runtime/server-response.ts'
+export { manifestAt as readManifest } from './runtime/manifest-file.ts'
 export { loadManifest, ManifestError, MANIFEST_VERSION, type CriticalCssManifest, type LoadedManifest, type ManifestRoute } from './runtime/manifest.ts'

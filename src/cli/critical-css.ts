@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../core/errors.ts'
 import { processResolvedDirectory, stderrLogger } from '../core/directory.ts'
+import { renderOwnServer, type OwnServer } from '../core/own-server.ts'
 import { ENV, PLUGIN_WORDS, resolveDirectoryOptions, type DirectoryOptions, type OptionWords, type ResolvedDirectoryOptions } from '../core/options.ts'
 import type { PreloadStrategy } from '../html/strategies.ts'
 import { didYouMean } from '../shared/did-you-mean.ts'
@@ -17,10 +18,18 @@ const HELP = `critical-css — inline the above-the-fold CSS of every HTML page 
 
 Usage:
   critical-css <dir> [options]
+  critical-css <static-dir> --server COMMAND --route ROUTE[=PATH,…] … --server-out DIR [options]
 
 Every .html file below <dir> is a page (or the ones --pages names). With no service
 configured the pages are rendered in the local Chrome/Chromium; with ${ENV.baseUrl} and
 ${ENV.token} set they go to that Critical CSS Generation API.
+
+With --server, a server of your own renders the pages: COMMAND starts your built server
+(words split on spaces, quotes kept) with PORT and HOST=127.0.0.1 in its env, each --route
+is rendered at its own path or at the PATHs after its =, and critical-css.json is written
+into the --server-out folder, for readManifest and applyCriticalCss (or withCriticalCss)
+from unplugin-critical-css/runtime to insert each route's CSS at request time. The
+stylesheets are read from <static-dir>, where the server serves its static files.
 
 Options:
   --base PATH             path the folder is served below, like /docs/ (default: the
@@ -48,6 +57,11 @@ Options:
   --cache-dir DIR         where results are kept (default node_modules/.cache/unplugin-critical-css)
   --no-cache              do not read or write the cache
   --json                  print the report as JSON on stdout
+  --server COMMAND        start your built server with COMMAND and render its routes
+  --route ROUTE[=PATHS]   a route of the server, as its router names it (/posts/[slug],
+                          /posts/:slug), and the comma-separated paths it is rendered
+                          from (a route with no parameters: its own; repeatable)
+  --server-out DIR        the folder critical-css.json is written into
   -h, --help              this help
 
 Env: ${ENV.baseUrl}, ${ENV.token}, ${ENV.siteUrl}, CHROME_PATH.
@@ -78,6 +92,9 @@ const FLAGS = {
   'cache-dir': { type: 'string' },
   'no-cache': { type: 'boolean' },
   json: { type: 'boolean' },
+  server: { type: 'string' },
+  route: { type: 'string', multiple: true },
+  'server-out': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
@@ -110,8 +127,8 @@ const FLAG_OF = {
   token: null,
   rateLimit: null,
   enabled: null,
-  // Routes of a built server: the folder command has none.
-  samples: null,
+  // A server of one's own (`--server`): each route's paths after its `=`.
+  samples: '--route',
 } as const satisfies Record<keyof DirectoryOptions, `--${string}` | null>
 
 /** A list flag's item as it was typed: `10x10` for a viewport, a page as itself. */
@@ -169,8 +186,45 @@ function viewports(value: string | undefined): DirectoryOptions['viewports'] {
   })
 }
 
+/** A command's words as a shell splits them: on spaces, with '…' and "…" kept whole and \ escaping outside single quotes. */
+function commandWords(text: string): string[] {
+  const words: string[] = []
+  let word: string | null = null
+  let quote: "'" | '"' | null = null
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!
+    if (quote === null && /\s/.test(char)) {
+      if (word !== null) words.push(word)
+      word = null
+      continue
+    }
+    word ??= ''
+    if (char === quote) quote = null
+    else if (quote === null && (char === "'" || char === '"')) quote = char
+    else if (char === '\\' && quote !== "'" && i + 1 < text.length) word += text[++i]
+    else word += char
+  }
+  if (quote !== null) throw new UsageError(`--server has an unclosed ${quote}`)
+  if (word !== null) words.push(word)
+  if (words.length === 0) throw new UsageError('--server takes the command that starts your built server, like "node dist/server.js"')
+  return words
+}
+
+/** `--route` flags: the routes, and the paths of those given some (the `samples` option). */
+function serverRoutes(flags: readonly string[]): { routes: string[]; samples: Record<string, string[]> } {
+  const routes: string[] = []
+  const samples: Record<string, string[]> = {}
+  for (const flag of flags) {
+    const at = flag.indexOf('=')
+    const route = (at === -1 ? flag : flag.slice(0, at)).trim()
+    routes.push(route)
+    if (at !== -1) samples[route] = flag.slice(at + 1).split(',').map((path) => path.trim()).filter(Boolean)
+  }
+  return { routes, samples }
+}
+
 /** The command line as the options `processDirectory` takes; a UsageError for what cannot be read. */
-function parseCommandLine(args: readonly string[]): { dir: string; options: DirectoryOptions; json: boolean } | 'help' {
+function parseCommandLine(args: readonly string[]): { dir: string; options: DirectoryOptions; json: boolean; server: OwnServer | null } | 'help' {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof FLAGS; allowPositionals: true }>>
   try {
     parsed = parseArgs({ args: [...args], options: FLAGS, allowPositionals: true })
@@ -182,6 +236,12 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
   if (values.help) return 'help'
   if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'name the folder to process' : `one folder at a time, got ${positionals.join(', ')}`)
   if (values['no-cache'] && values['cache-dir'] !== undefined) throw new UsageError('--no-cache and --cache-dir do not go together')
+  const serving = values.server !== undefined
+  for (const flag of ['route', 'server-out'] as const) if (!serving && values[flag] !== undefined) throw new UsageError(`--${flag} goes with --server`)
+  if (serving && values.pages) throw new UsageError('--pages is for a folder of pages; with --server, --route names what is rendered')
+  if (serving && !values.route) throw new UsageError('--server needs the routes to render: --route /, --route /posts/[slug]=/posts/first')
+  if (serving && values['server-out'] === undefined) throw new UsageError('--server needs --server-out, the folder critical-css.json is written into, where your server reads it')
+  const routes = serving ? serverRoutes(values.route!) : null
   const options: DirectoryOptions = {
     ...(values.base !== undefined ? { base: values.base } : {}),
     ...(values['site-url'] !== undefined ? { siteUrl: values['site-url'] } : {}),
@@ -201,13 +261,15 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
     ...(values.concurrency !== undefined ? { concurrency: wholeNumber('concurrency', values.concurrency) } : {}),
     ...(values.timeout !== undefined ? { timeout: wholeNumber('timeout', values.timeout) } : {}),
     ...(values['no-cache'] ? { cache: false as const } : values['cache-dir'] !== undefined ? { cache: { dir: values['cache-dir'] } } : {}),
+    ...(routes && Object.keys(routes.samples).length > 0 ? { samples: routes.samples } : {}),
   }
-  return { dir: positionals[0]!, options, json: values.json ?? false }
+  const server = routes === null ? null : { command: commandWords(values.server!), routes: routes.routes, out: values['server-out']! }
+  return { dir: positionals[0]!, options, json: values.json ?? false, server }
 }
 
 /** Runs the command; resolves to its exit code. */
 async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process): Promise<number> {
-  let command: { dir: string; resolved: ResolvedDirectoryOptions; json: boolean }
+  let command: { dir: string; resolved: ResolvedDirectoryOptions; json: boolean; server: OwnServer | null }
   try {
     const parsed = parseCommandLine(args)
     if (parsed === 'help') {
@@ -222,6 +284,11 @@ async function main(args: readonly string[], io: { stdout: NodeJS.WritableStream
     return 2
   }
   try {
+    if (command.server !== null) {
+      const result = await renderOwnServer(command.dir, command.server, command.resolved, stderrLogger)
+      if (command.json) io.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+      return 0
+    }
     // A folder with no page is a wrong folder here (a build that wrote elsewhere), not a run with nothing to do.
     const { report } = await processResolvedDirectory(command.dir, command.resolved, { logger: stderrLogger, requirePages: true })
     if (command.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createConnection, createServer } from 'node:net'
+import { SAMPLING_ENV } from '../runtime/manifest-file.ts'
 import { STOP_SIGNALS, signalExitCode } from '../shared/signals.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 
@@ -68,7 +69,8 @@ export async function startAppServer(spec: AppServerCommand): Promise<AppServer>
   const env = spec.env(port)
   const shown = shownCommand(spec, env)
   let output = ''
-  const child: ChildProcess = spawn(spec.command, spec.args, { cwd: spec.cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // What the server makes of its pages, not what an earlier build's manifest beside it would add (runtime/manifest-file.ts).
+  const child: ChildProcess = spawn(spec.command, spec.args, { cwd: spec.cwd, env: { ...process.env, ...env, [SAMPLING_ENV]: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
   const keep = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT)
   }

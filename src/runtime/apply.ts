@@ -26,9 +26,12 @@ export function routeOf(manifest: LoadedManifest, url: string | URL): LoadedMani
   return manifest.routes.find((route) => route.pattern.test(below)) ?? null
 }
 
-/** `html` with its route's critical CSS, or `html` itself (the same string) when the manifest does not cover it. */
-export function applyCriticalCss(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): string {
-  return inlineRoute(html, url, manifest, options)?.html ?? html
+/**
+ * `html` with its route's critical CSS, or `html` itself (the same string) when the manifest
+ * does not cover it, or there is none (`readManifest` found none to use).
+ */
+export function applyCriticalCss(html: string, url: string | URL, manifest: LoadedManifest | null, options: ApplyOptions = {}): string {
+  return manifest === null ? html : (inlineRoute(html, url, manifest, options)?.html ?? html)
 }
 
 /** What the inliner made of `html` with its route's CSS (its CSP hashes too), or null when no route matches. */

@@ -38,9 +38,9 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
 }
 
-export async function withCriticalCss(response: Response, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): Promise<Response> {
+export async function withCriticalCss(response: Response, url: string | URL, manifest: LoadedManifest | null, options: ApplyOptions = {}): Promise<Response> {
   // A route's error page is another page than the one its CSS was measured on.
-  if (response.status !== 200 || !/^text\/html\b/i.test(response.headers.get('content-type') ?? '') || response.body === null) return response
+  if (manifest === null || response.status !== 200 || !/^text\/html\b/i.test(response.headers.get('content-type') ?? '') || response.body === null) return response
   const reader: Reader = response.body.getReader()
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
   const received: Uint8Array[] = []

@@ -1,0 +1,59 @@
+/**
+ * Issue 50, a server of one's own: a node:http app that reads the manifest with
+ * `readManifest` and answers with `applyCriticalCss`, its routes rendered by the folder
+ * command's `--server` (test/fixtures/own-server-app.ts); the checks every framework passes
+ * (test/fixtures/server-route-checks.ts). And the command's own words for `--server`: what
+ * it cannot take is bad usage, a server that does not start fails naming the command, and
+ * nothing is written.
+ */
+import { readdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../fixtures/cli.ts'
+import { buildOwnServerApp, createOwnServerApp, OWN_SERVER_APP, removeOwnServerApp } from '../fixtures/own-server-app.ts'
+import { describeServerRoutes } from '../fixtures/server-route-checks.ts'
+
+describeServerRoutes(OWN_SERVER_APP)
+
+describe('critical-css --server in its own words', () => {
+  let root: string
+  beforeAll(async () => {
+    root = await createOwnServerApp()
+    await buildOwnServerApp(root, null)
+  })
+  afterAll(async () => {
+    if (root) await removeOwnServerApp(root)
+  })
+
+  it('flags it cannot take: exit 2, saying what goes with what, nothing written', async () => {
+    const before = await readdir(join(root, 'build'), { recursive: true })
+    for (const [args, said] of [
+      [['build/public', '--route', '/'], '--route goes with --server'],
+      [['build/public', '--server', 'node build/server.mjs', '--server-out', 'build'], '--server needs the routes to render'],
+      [['build/public', '--server', 'node build/server.mjs', '--route', '/'], '--server needs --server-out'],
+      [['build/public', '--server', 'node build/server.mjs', '--route', '/', '--server-out', 'build', '--pages', '/'], '--pages is for a folder of pages'],
+      [['build/public', '--server', "node 'build/server.mjs", '--route', '/', '--server-out', 'build'], "--server has an unclosed '"],
+      [['build/public', '--server', 'node build/server.mjs', '--route', 'posts=/posts/hello', '--server-out', 'build'], '--route'],
+    ] as const) {
+      const run = await runCli(root, args)
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr, args.join(' ')).toContain(said)
+    }
+    expect(await readdir(join(root, 'build'), { recursive: true })).toEqual(before)
+  })
+
+  it('a server that exits before it listens: exit 1, the command as typed with its env and the server’s own output; nothing written', async () => {
+    await writeFile(join(root, 'build', 'broken.mjs'), "console.error('missing DATABASE_URL')\nprocess.exit(3)\n")
+    try {
+      const before = await readdir(join(root, 'build'), { recursive: true })
+      const run = await runCli(root, ['build/public', '--server', 'node build/broken.mjs', '--route', '/', '--server-out', 'build', '--no-cache'])
+      expect(run.code).toBe(1)
+      expect(run.stderr).toMatch(/the built server exited before it listened on port \d+ \(exit code 3\)/)
+      expect(run.stderr).toMatch(/The command was: PORT=\d+ HOST=127\.0\.0\.1 node build\/broken\.mjs/)
+      expect(run.stderr).toContain('missing DATABASE_URL')
+      expect(await readdir(join(root, 'build'), { recursive: true })).toEqual(before)
+    } finally {
+      await rm(join(root, 'build', 'broken.mjs'))
+    }
+  }, 60_000)
+})
