@@ -5,6 +5,7 @@
  */
 // Resolved by the build to the manifest beside this bundle (core/server-manifest-module.ts).
 import manifestUrl from 'virtual:unplugin-critical-css/manifest'
+import { NONCE_PATTERN } from '../html/inline.ts'
 import { applyCriticalCss } from './apply.ts'
 import { manifestAt } from './manifest-file.ts'
 
@@ -15,9 +16,15 @@ interface RenderResponseLike {
   headers?: Record<string, string>
 }
 
+/** The part of the request's event this plugin reads: its path, and the nonce nuxt-security gave it (`event.context.security.nonce`). */
+interface NitroEventLike {
+  path: string
+  context?: { security?: { nonce?: unknown } }
+}
+
 /** The part of a Nitro app (Nitro 2, `defineNitroPlugin`'s argument) this plugin uses. */
 export interface NitroAppLike {
-  hooks: { hook(name: 'render:response', handler: (response: RenderResponseLike, context: { event: { path: string } }) => void): unknown }
+  hooks: { hook(name: 'render:response', handler: (response: RenderResponseLike, context: { event: NitroEventLike }) => void): unknown }
 }
 
 export default function criticalCssNitroPlugin(nitroApp: NitroAppLike): void {
@@ -25,6 +32,8 @@ export default function criticalCssNitroPlugin(nitroApp: NitroAppLike): void {
     // A streamed page (`experimental.ssrStreaming`), a payload or an island is not a whole HTML string; an error page is another page.
     if (typeof response.body !== 'string' || (response.statusCode ?? 200) !== 200 || !/^text\/html\b/i.test(response.headers?.['content-type'] ?? '')) return
     const manifest = manifestAt(manifestUrl())
-    if (manifest !== null) response.body = applyCriticalCss(response.body, event.path, manifest)
+    // The nonce the response's own tags carry under nuxt-security's policy: what this plugin adds must carry it too.
+    const nonce = event.context?.security?.nonce
+    if (manifest !== null) response.body = applyCriticalCss(response.body, event.path, manifest, typeof nonce === 'string' && NONCE_PATTERN.test(nonce) ? { nonce } : {})
   })
 }

@@ -2,21 +2,49 @@
  * Issue 50, Nuxt 4 end to end: a server build (`nuxt build`, Nitro's node-server preset) with
  * our module and without it (test/fixtures/server-route-checks.ts has the checks every
  * framework passes): the Nitro plugin gives each page of a covered route its CSS, and an
- * error page of a covered route, a payload and a file go out as Nitro made them.
+ * error page of a covered route, a payload and a file go out as Nitro made them. Under a
+ * nonce policy as nuxt-security sets one, what the plugin adds carries the request's nonce.
  */
+import { expect, it } from 'vitest'
+import { launchChromium } from '../fixtures/browser.ts'
 import { buildNuxtServerApp, createNuxtServerApp, removeNuxtServerApp, startNuxtServer } from '../fixtures/nuxt-server-app.ts'
-import { describeServerRoutes } from '../fixtures/server-route-checks.ts'
+import { screen } from '../fixtures/running-app.ts'
+import { describeServerRoutes, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
+import { compareScreenshots } from '../fixtures/site-view.ts'
 
-describeServerRoutes({
-  name: 'Nuxt 4 (nuxt build, node-server)',
-  create: createNuxtServerApp,
-  remove: removeNuxtServerApp,
-  build: buildNuxtServerApp,
-  out: '.output',
-  manifest: 'server/critical-css.json',
-  start: startNuxtServer,
-  postsRoute: '/posts/:slug()',
-  routes: ['/posts/:slug()', '/about', '/pricing', '/'],
-  covered: ['/about', '/'],
-  uncovered: ['/posts/nope', '/no-such-page', '/posts/hello/_payload.json'],
-})
+describeServerRoutes(
+  {
+    name: 'Nuxt 4 (nuxt build, node-server)',
+    create: createNuxtServerApp,
+    remove: removeNuxtServerApp,
+    build: buildNuxtServerApp,
+    out: '.output',
+    manifest: 'server/critical-css.json',
+    start: startNuxtServer,
+    postsRoute: '/posts/:slug()',
+    routes: ['/posts/:slug()', '/about', '/pricing', '/'],
+    covered: ['/about', '/'],
+    uncovered: ['/posts/nope', '/no-such-page', '/posts/hello/_payload.json'],
+  },
+  (apps) => {
+    it('with nuxt-security’s nonce (event.context.security.nonce, scripts only by it), the style and the loader carry the request’s nonce, and the page paints and loads as the plain app’s', async () => {
+      const app = await startNuxtServer(apps.root, apps.builtOut, { UCC_NUXT_NONCE: '1' })
+      const browser = await launchChromium()
+      try {
+        const response = await fetch(`${app.origin}${SAMPLED}`)
+        const nonce = /'nonce-([^']+)'/.exec(response.headers.get('content-security-policy') ?? '')?.[1]
+        expect(nonce).toBeDefined()
+        const html = await response.text()
+        expect(html).toContain(`<style data-critical-css nonce="${nonce}">`)
+        expect(/<script src="[^"]*critical-css-loader\.[0-9a-f]{8}\.js" async nonce="([^"]*)"><\/script>/.exec(html)?.[1]).toBe(nonce)
+        const [loaded, first] = await Promise.all([screen(browser, apps.plain, SAMPLED, VIEWPORTS[0]!, false), screen(browser, app, SAMPLED, VIEWPORTS[0]!, true)])
+        expect(compareScreenshots(loaded, first).differentPixels, 'first screen').toBe(0)
+        // Waits until the loader has given every deferred link its media back: only a script with the nonce runs.
+        const [before, after] = await Promise.all([screen(browser, apps.plain, SAMPLED, VIEWPORTS[0]!, false, true), screen(browser, app, SAMPLED, VIEWPORTS[0]!, false, true)])
+        expect(compareScreenshots(before, after).differentPixels, 'loaded').toBe(0)
+      } finally {
+        await Promise.all([app.stop(), browser.close()])
+      }
+    }, 120_000)
+  },
+)
