@@ -8,7 +8,7 @@
 import { join } from 'node:path'
 import { createClient } from '../client/client.ts'
 import type { CriticalCssClient } from '../client/types.ts'
-import { stylesheetHrefs } from '../html/scan.ts'
+import { outlineOf, stylesheetHrefs } from '../html/scan.ts'
 import { STRATEGIES } from '../html/strategies.ts'
 import { normalizeSelection, SELECTION_LIMITS, type Selection } from '../contract/api-contract.ts'
 import { loadManifest, MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
@@ -217,6 +217,8 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
         }
         const linked = pages.map((page) => stylesheetHrefs(page.html).join(' '))
         if (why === null && new Set(linked).size > 1) why = `its samples link different stylesheets (${pages.map((page, index) => `${page.sample}: ${linked[index]}`).join('; ')}), and a route's pages get one set`
+        // The runtime reads a page to its head's end (html/plain-head.ts): a strategy that edits the body's end has nothing to edit there.
+        if (why === null && pages.some((page) => strategy.needsBodyEnd(outlineOf(page.html, 'nothing')))) why = `preload '${options.preload}' moves its stylesheets to the body's end, which pages rendered per request do not get (the default 'loader' serves them)`
         if (why === null) routes.push({ route, pages })
         else left.push({ route, why })
       }

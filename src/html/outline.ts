@@ -127,3 +127,32 @@ export function becomesStylesheet(tag: SourceTag): boolean {
 export function loadsStyles(tag: SourceTag): boolean {
   return asciiTokens(asciiLowercase(attribute(tag, 'rel')?.value ?? '')).includes('stylesheet') || becomesStylesheet(tag)
 }
+
+/** `stylesheetHrefs` of a page's outline read at least to its last stylesheet link. */
+export function stylesheetHrefsOf(outline: HtmlOutline): string[] {
+  const hrefs: string[] = []
+  for (const link of [...outline.headLinks, ...outline.bodyLinks]) {
+    const href = attribute(link, 'href')?.value
+    if (href !== undefined && loadsStyles(link)) hrefs.push(asciiTrim(href))
+  }
+  return hrefs
+}
+
+/** The outline of a page before anything of it is read. */
+export function emptyOutline(html: string): HtmlOutline {
+  return {
+    headEnd: null,
+    headPlace: html.charCodeAt(0) === 0xfeff ? 1 : 0,
+    headLinks: [],
+    linksAfterHead: new Set(),
+    bodyLinks: [],
+    bodyLinksBeforeContent: new Set(),
+    headStyles: [],
+    baseHref: null,
+    openGraphUrl: null,
+    criticalStyles: [],
+    criticalPreloads: [],
+    bodyEnd: null,
+    bodyOpened: false,
+  }
+}

@@ -8,13 +8,13 @@
  * applies them.
  */
 import { Cursor } from './cursor.ts'
-import { attribute, loadsStyles, type HtmlOutline, type ScanOptions } from './outline.ts'
+import { attribute, stylesheetHrefsOf, type HtmlOutline, type ScanOptions } from './outline.ts'
 import { forRecentTexts } from './recent.ts'
 import { asciiLowercase, asciiTokens, asciiTrim } from './syntax.ts'
 import { TokenReader } from './tokens.ts'
 import { TreeBuilder } from './tree.ts'
 
-export { attribute, becomesStylesheet, CRITICAL_STYLE_ATTRIBUTE, LOADER_MEDIA_ATTRIBUTE, type BodyReading, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
+export { attribute, becomesStylesheet, CRITICAL_STYLE_ATTRIBUTE, LOADER_MEDIA_ATTRIBUTE, stylesheetHrefsOf, type BodyReading, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
 
 export function scanHtml(html: string, options: ScanOptions = {}): HtmlOutline {
   const cursor = new Cursor(html)
@@ -42,16 +42,6 @@ const headOutline = forRecentTexts((html) => scanHtml(html, { readBody: () => 'n
 /** The `href`s of the stylesheets a page loads, the head's then the body's, in document order, entities decoded. */
 export function stylesheetHrefs(html: string): string[] {
   return stylesheetHrefsOf(outlineOf(html, 'links'))
-}
-
-/** `stylesheetHrefs` of a page's outline read at least to its last stylesheet link. */
-export function stylesheetHrefsOf(outline: HtmlOutline): string[] {
-  const hrefs: string[] = []
-  for (const link of [...outline.headLinks, ...outline.bodyLinks]) {
-    const href = attribute(link, 'href')?.value
-    if (href !== undefined && loadsStyles(link)) hrefs.push(asciiTrim(href))
-  }
-  return hrefs
 }
 
 /** Where a page says it is deployed: its `<link rel=canonical>`, else its Open Graph URL; null when it says neither. */

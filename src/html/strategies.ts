@@ -4,8 +4,8 @@
  * build asks here what a strategy needs emitted and whether the links it leaves count.
  */
 import { LOADER_FILE, LOADER_SCRIPT } from './loader.ts'
-import { applies, attributeValue, blocksRender, type BlockingLinks } from './links.ts'
-import { LOADER_MEDIA_ATTRIBUTE, attribute, becomesStylesheet, type HtmlOutline, type SourceAttribute, type SourceTag } from './scan.ts'
+import { applies, attributeValue, blocksRender, type BlockingLinks } from './link-rules.ts'
+import { LOADER_MEDIA_ATTRIBUTE, attribute, becomesStylesheet, type HtmlOutline, type SourceAttribute, type SourceTag } from './outline.ts'
 import { asciiTokens, asciiTrim, escapeAttribute } from './syntax.ts'
 
 /**

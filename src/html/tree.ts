@@ -9,7 +9,7 @@ import type { Cursor } from './cursor.ts'
 import { isForeignRoot } from './elements.ts'
 import { ForeignContent } from './foreign.ts'
 import { InsertionMode } from './insertion-mode.ts'
-import type { HtmlOutline, ScanOptions, SourceTag } from './outline.ts'
+import { emptyOutline, type HtmlOutline, type ScanOptions, type SourceTag } from './outline.ts'
 import { RawText } from './raw-text.ts'
 import type { TreeBuilding } from './tokens.ts'
 
@@ -136,21 +136,3 @@ export class TreeBuilder implements TreeBuilding {
 
 /** The tags whose attributes the outline needs: stylesheets and styles, what links resolve against, where the page says it is. */
 const HEAD_ATTRIBUTES_READ = new Set(['link', 'style', 'base', 'meta'])
-
-function emptyOutline(html: string): HtmlOutline {
-  return {
-    headEnd: null,
-    headPlace: html.charCodeAt(0) === 0xfeff ? 1 : 0,
-    headLinks: [],
-    linksAfterHead: new Set(),
-    bodyLinks: [],
-    bodyLinksBeforeContent: new Set(),
-    headStyles: [],
-    baseHref: null,
-    openGraphUrl: null,
-    criticalStyles: [],
-    criticalPreloads: [],
-    bodyEnd: null,
-    bodyOpened: false,
-  }
-}

@@ -4,7 +4,8 @@
  * manifest does not cover it: no route matches its URL, or it links other stylesheets than
  * the route's pages did when the build rendered them (another deploy, a page of its own).
  */
-import { inlineCriticalCss, type InlineResult } from '../html/inline.ts'
+import { inlineWithOutline, type InlineResult } from '../html/inline-core.ts'
+import { plainHeadOutline } from '../html/plain-head.ts'
 import type { LoadedManifest } from './manifest.ts'
 
 export interface ApplyOptions {
@@ -38,12 +39,13 @@ export function applyCriticalCss(html: string, url: string | URL, manifest: Load
 export function inlineRoute(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): InlineResult | null {
   const route = options.route === undefined ? routeOf(manifest, url) : (manifest.routes.find((entry) => entry.route === options.route) ?? null)
   if (route === null) return null
-  return inlineCriticalCss(html, route.css, {
+  // The inliner the build uses, over the reader of plain pages: a page it does not read as the build's full scan would is left as it is.
+  return inlineWithOutline(html, route.css, {
     // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.
     onlyWithStylesheets: route.sheets,
     preload: manifest.preload,
     ...route.options,
     ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc }),
     ...(options.nonce === undefined ? {} : { nonce: options.nonce }),
-  })
+  }, plainHeadOutline)
 }

@@ -5,7 +5,7 @@
  * is wrong, never a request.
  */
 import { inlineOptionsOf, type InputOptions, type PageInlineInputs } from '../html/inline-inputs.ts'
-import { isLoaderSrc } from '../html/inline.ts'
+import { isLoaderSrc } from '../html/inline-core.ts'
 import { PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { routePattern, routeRank } from './routes.ts'
 

@@ -5,7 +5,7 @@
  * it comes, byte for byte; else the whole page is read. A 200 HTML answer the manifest does
  * not cover is given back with its own bytes.
  */
-import { outlineOf } from '../html/scan.ts'
+import { plainHeadOutline } from '../html/plain-head.ts'
 import { STRATEGIES } from '../html/strategies.ts'
 import { inlineRoute, type ApplyOptions } from './apply.ts'
 import { policyNonce, withStyleHashes } from './csp.ts'
@@ -62,8 +62,11 @@ export async function withCriticalCss(response: Response, url: string | URL, man
       const found = HEAD_END.exec(text)
       if (found !== null) headEnd = found.index + found[0].length
     }
+    const head = headEnd === -1 ? null : plainHeadOutline(text.slice(0, headEnd), { readBody: () => 'nothing' })
+    // A head the runtime does not read (html/plain-head.ts): the page goes on as it is, nothing more waited for.
+    if (headEnd !== -1 && head === null) return new Response(joined(received, ended ? null : reader), response)
     // The strategy puts something at the body's end for this head (`body`), or there was no head end: the whole page.
-    const whole = headEnd === -1 || STRATEGIES[manifest.preload].needsBodyEnd(outlineOf(text.slice(0, headEnd), 'nothing'))
+    const whole = head === null || STRATEGIES[manifest.preload].needsBodyEnd(head)
     if (whole && !ended) {
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
         received.push(read.value)

@@ -1,0 +1,184 @@
+/**
+ * The outline of a plain page, read without a tokenizer library: for request time, where a
+ * server's bundle should carry a few KB (runtime/). A plain page is what frameworks render:
+ * a doctype, `<html>`, a `<head>` of meta, link, base, title, style, script and noscript
+ * elements with comments between them, `</head>`, `<body>`, and no `<link` in the body.
+ * A page may also end at its head's end (a streamed response read that far). For such a page the outline is the one `scanHtml` gives (test/unit/plain-head.test.ts
+ * holds the two to each other on generated pages); for anything else (a template, an
+ * element the head does not hold, a character reference it would need the whole table
+ * for, markup a browser reads in a way this reader does not follow) it gives null, and the
+ * runtime sends the page as it is.
+ */
+import { HeadContent } from './head.ts'
+import { emptyOutline, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
+import { endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd } from './syntax.ts'
+
+const LT = 0x3c
+const BANG = 0x21
+const SLASH = 0x2f
+
+/** Head elements a plain page has, and how their content is read: none (void), raw text, or a script. */
+const HEAD_ELEMENTS: Readonly<Record<string, 'void' | 'raw' | 'script'>> = { meta: 'void', link: 'void', base: 'void', title: 'raw', style: 'raw', noscript: 'raw', script: 'script' }
+/** The tags whose attributes the outline holds, as `scanHtml` reads them. */
+const ATTRIBUTES_READ = new Set(['link', 'style', 'base', 'meta'])
+/** A tag name, lowercased, as this reader takes one. */
+const TAG_NAME = /^[a-z][a-z0-9-]*$/
+/** An attribute name this reader takes: what a browser reads the same way in every state. */
+const ATTRIBUTE_NAME = /^[^\s"'<>/=]+$/
+const CHARACTER_REFERENCE = /&(#[xX]?[0-9a-fA-F]*|[A-Za-z0-9]*)(;?)/g
+const NAMED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
+/** A `<link` in the body, in any letter case (in a comment or a script too: a plain page has none at all). */
+const LINK_START = /<link[\t\n\f\r />]/gi
+/** What a head `<noscript>` of a plain page holds: links (the inliner's own fallbacks) and nothing a parser reads otherwise with scripting off. */
+const PLAIN_NOSCRIPT = /^(?:[\t\n\f\r ]|<link\b[^<>"']*(?:"[^"]*"[^<>"']*|'[^']*'[^<>"']*)*>)*$/i
+
+/** Thrown where the page is not plain: the reader gives null. */
+class NotPlain extends Error {}
+
+function notPlain(): never {
+  throw new NotPlain()
+}
+
+/**
+ * An attribute value with its character references decoded, as a browser decodes them in an
+ * attribute. Only those it can decode without the table of named references: `&name=` is
+ * never a reference there, the five XML names with `;`, and code points that need no
+ * replacing; any other `&` makes the page not plain.
+ */
+function decodedValue(raw: string): string {
+  if (!raw.includes('&')) return raw
+  return raw.replace(CHARACTER_REFERENCE, (whole: string, body: string, semicolon: string, at: number) => {
+    if (body === '') return whole
+    if (body.startsWith('#')) {
+      const digits = body.slice(/^#[xX]/.test(body) ? 2 : 1)
+      const hex = body.length > 1 && (body[1] === 'x' || body[1] === 'X')
+      if (semicolon === '' || digits === '' || (!hex && !/^\d+$/.test(digits))) notPlain()
+      const code = Number.parseInt(digits, hex ? 16 : 10)
+      // Controls, surrogates and what is past Unicode are replaced by a browser's own table.
+      if (!((code >= 0x20 && code < 0x7f) || (code >= 0xa0 && code < 0xd800) || (code >= 0xe000 && code <= 0x10ffff && (code & 0xfffe) !== 0xfffe && !(code >= 0xfdd0 && code <= 0xfdef)))) notPlain()
+      return String.fromCodePoint(code)
+    }
+    if (semicolon === ';') return NAMED[body] ?? notPlain()
+    // In an attribute, a name followed by `=` is left as it is, whatever it names.
+    return raw.charCodeAt(at + whole.length) === 0x3d ? whole : notPlain()
+  })
+}
+
+/** The start tag at `start` (`<` + name), read to its end; its attributes when the outline holds them. */
+function startTag(html: string, start: number): { tag: SourceTag; selfClosing: boolean } {
+  let nameEnd = start + 1
+  while (nameEnd < html.length) {
+    const c = html.charCodeAt(nameEnd)
+    if (isHtmlWhitespace(c) || c === SLASH || c === 0x3e) break
+    nameEnd++
+  }
+  const name = html.slice(start + 1, nameEnd).toLowerCase()
+  if (!TAG_NAME.test(name)) notPlain()
+  const read = ATTRIBUTES_READ.has(name)
+  const attributes: SourceAttribute[] = []
+  const end = endOfTag(html, nameEnd, (from, to, valueStart, valueEnd) => {
+    const attributeName = html.slice(from, to)
+    if (!ATTRIBUTE_NAME.test(attributeName)) notPlain()
+    const raw = valueStart === null ? '' : html.slice(valueStart, valueEnd)
+    const quoted = valueStart !== null && (html.charCodeAt(valueStart - 1) === 0x22 || html.charCodeAt(valueStart - 1) === 0x27)
+    // An unquoted value holding what a browser reads otherwise than this reader.
+    if (valueStart !== null && !quoted && /["'<=`]/.test(raw)) notPlain()
+    if (!read) return
+    const lower = attributeName.toLowerCase()
+    // A repeated attribute is ignored by browsers: the first counts.
+    if (attributes.some((each) => each.name === lower)) return
+    attributes.push({ name: lower, value: decodedValue(raw), start: from, end: valueStart === null ? to : quoted ? valueEnd + 1 : valueEnd })
+  })
+  if (end === -1) notPlain()
+  return { tag: { name, start, end, attributes }, selfClosing: html.charCodeAt(end - 2) === SLASH }
+}
+
+/** Past whitespace and comments from `at`; where the next markup begins. */
+function skipSpaceAndComments(html: string, at: number): number {
+  let i = at
+  for (;;) {
+    while (i < html.length && isHtmlWhitespace(html.charCodeAt(i))) i++
+    if (!html.startsWith('<!--', i)) return i
+    // `<!-->` and `<!--->` are whole comments to a browser; `--!>` ends one too.
+    if (html.startsWith('>', i + 4) || html.startsWith('->', i + 4)) notPlain()
+    const close = html.indexOf('-->', i + 4)
+    if (close === -1) notPlain()
+    const bang = html.indexOf('--!>', i + 4)
+    if (bang !== -1 && bang < close) notPlain()
+    i = close + 3
+  }
+}
+
+/** The start tag `name` at `at` (any letter case, then a delimiter), or null when another thing stands there. */
+function isTag(html: string, at: number, name: string, end = false): boolean {
+  const from = at + (end ? 2 : 1)
+  if (html.charCodeAt(at) !== LT || (end && html.charCodeAt(at + 1) !== SLASH)) return false
+  if (html.slice(from, from + name.length).toLowerCase() !== name) return false
+  const after = html.charCodeAt(from + name.length)
+  return isHtmlWhitespace(after) || after === SLASH || after === 0x3e
+}
+
+function read(html: string, options: ScanOptions): HtmlOutline {
+  const outline = emptyOutline(html)
+  const head = new HeadContent(outline)
+  let i = skipSpaceAndComments(html, outline.headPlace)
+  if (html.slice(i, i + 9).toLowerCase() === '<!doctype') {
+    const end = html.indexOf('>', i)
+    if (end === -1) notPlain()
+    outline.headPlace = end + 1
+    i = skipSpaceAndComments(html, end + 1)
+  }
+  if (isTag(html, i, 'html')) {
+    i = startTag(html, i).tag.end
+    outline.headPlace = i
+    i = skipSpaceAndComments(html, i)
+  }
+  if (!isTag(html, i, 'head')) notPlain()
+  i = startTag(html, i).tag.end
+  for (;;) {
+    i = skipSpaceAndComments(html, i)
+    if (isTag(html, i, 'head', true)) break
+    if (html.charCodeAt(i) !== LT || html.charCodeAt(i + 1) === BANG || html.charCodeAt(i + 1) === SLASH) notPlain()
+    const { tag, selfClosing } = startTag(html, i)
+    const kind = HEAD_ELEMENTS[tag.name] ?? notPlain()
+    i = tag.end
+    if (kind === 'void') {
+      head.add(tag, false, null)
+      continue
+    }
+    // `<style/>` opens a style all the same; `scanHtml` reads such a one its own way.
+    if (selfClosing) notPlain()
+    const close = kind === 'script' ? scriptEnd(html, i) : rawTextEnd(html, i, tag.name)
+    if (close === -1 || (tag.name === 'noscript' && !PLAIN_NOSCRIPT.test(html.slice(i, close)))) notPlain()
+    const end = endOfTag(html, close + 2 + tag.name.length)
+    if (end === -1) notPlain()
+    head.add(tag, false, null)
+    if (tag.name === 'style') head.styleClosed(end)
+    i = end
+  }
+  head.end(i)
+  i = endOfTag(html, i + '</head'.length)
+  if (i === -1) notPlain()
+  i = skipSpaceAndComments(html, i)
+  // A page read to its head's end (a streamed response's head): no body yet, and nothing is asked of it.
+  if (i === html.length) {
+    outline.bodyEnd = i
+    return outline
+  }
+  if (!isTag(html, i, 'body')) notPlain()
+  const reading = options.readBody?.(outline) ?? 'all'
+  // The body's end is a reading of the whole body; a link in it, of its tree.
+  LINK_START.lastIndex = i
+  if (reading === 'all' || LINK_START.test(html)) notPlain()
+  return outline
+}
+
+/** The outline `scanHtml(html, options)` gives, where the page is plain; else null. */
+export function plainHeadOutline(html: string, options: ScanOptions = {}): HtmlOutline | null {
+  try {
+    return read(html, options)
+  } catch (error) {
+    if (error instanceof NotPlain) return null
+    throw error
+  }
+}
