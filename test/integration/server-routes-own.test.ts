@@ -25,6 +25,7 @@ describe('critical-css --server in its own words', () => {
     if (root) await removeOwnServerApp(root)
   })
 
+  // Six runs of the command, each compiling it with tsx first: a loaded machine takes its time.
   it('flags it cannot take: exit 2, saying what goes with what, nothing written', async () => {
     const before = await readdir(join(root, 'build'), { recursive: true })
     for (const [args, said] of [
@@ -40,7 +41,7 @@ describe('critical-css --server in its own words', () => {
       expect(run.stderr, args.join(' ')).toContain(said)
     }
     expect(await readdir(join(root, 'build'), { recursive: true })).toEqual(before)
-  })
+  }, 180_000)
 
   it('a server that exits before it listens: exit 1, the command as typed with its env and the server’s own output; nothing written', async () => {
     await writeFile(join(root, 'build', 'broken.mjs'), "console.error('missing DATABASE_URL')\nprocess.exit(3)\n")
@@ -55,5 +56,5 @@ describe('critical-css --server in its own words', () => {
     } finally {
       await rm(join(root, 'build', 'broken.mjs'))
     }
-  }, 60_000)
+  }, 120_000)
 })
