@@ -16,9 +16,12 @@ interface RenderResponseLike {
   headers?: Record<string, string>
 }
 
-/** The part of the request's event this plugin reads: its path, and the nonce nuxt-security gave it (`event.context.security.nonce`). */
+/** The part of the request's event this plugin reads: its URL, and the nonce nuxt-security gave it (`event.context.security.nonce`). */
 interface NitroEventLike {
+  /** Below `app.baseURL`: h3 takes the base off for the handler Nitro mounts there. */
   path: string
+  /** The URL as asked for, the base included (h3 1, Nitro 2). */
+  node?: { req?: { originalUrl?: string } }
   context?: { security?: { nonce?: unknown } }
 }
 
@@ -34,6 +37,8 @@ export default function criticalCssNitroPlugin(nitroApp: NitroAppLike): void {
     const manifest = manifestAt(manifestUrl())
     // The nonce the response's own tags carry under nuxt-security's policy: what this plugin adds must carry it too.
     const nonce = event.context?.security?.nonce
-    if (manifest !== null) response.body = applyCriticalCss(response.body, event.path, manifest, typeof nonce === 'string' && NONCE_PATTERN.test(nonce) ? { nonce } : {})
+    // The manifest's routes are named below its base, and a URL is matched as a browser asked for it.
+    const url = event.node?.req?.originalUrl ?? event.path
+    if (manifest !== null) response.body = applyCriticalCss(response.body, url, manifest, typeof nonce === 'string' && NONCE_PATTERN.test(nonce) ? { nonce } : {})
   })
 }

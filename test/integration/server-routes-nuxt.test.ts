@@ -3,13 +3,17 @@
  * our module and without it (test/fixtures/server-route-checks.ts has the checks every
  * framework passes): the Nitro plugin gives each page of a covered route its CSS, and an
  * error page of a covered route, a payload and a file go out as Nitro made them. Under a
- * nonce policy as nuxt-security sets one, what the plugin adds carries the request's nonce.
+ * nonce policy as nuxt-security sets one, what the plugin adds carries the request's nonce;
+ * below an `app.baseURL`, pages get their CSS and the loader is found there.
  */
+import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { launchChromium } from '../fixtures/browser.ts'
+import { output } from '../fixtures/frameworks.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 import { buildNuxtServerApp, createNuxtServerApp, removeNuxtServerApp, startNuxtServer } from '../fixtures/nuxt-server-app.ts'
 import { screen } from '../fixtures/running-app.ts'
-import { describeServerRoutes, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
+import { describeServerRoutes, NOT_SAMPLED, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
 import { compareScreenshots } from '../fixtures/site-view.ts'
 
 describeServerRoutes(
@@ -46,5 +50,27 @@ describeServerRoutes(
         await Promise.all([app.stop(), browser.close()])
       }
     }, 120_000)
+
+    it('below `app.baseURL`, every page of a covered route gets its CSS and the loader it names is served; the first screen with every stylesheet held back is the page’s loaded one', async () => {
+      const out = join(apps.root, '.output-shop')
+      const built = await buildNuxtServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/:slug()': `/shop${SAMPLED}` } }, { UCC_NUXT_BASE: '/shop/', UCC_NUXT_OUT: out })
+      expect(built.code, output(built)).toBe(0)
+      const app = await startNuxtServer(apps.root, out)
+      const browser = await launchChromium()
+      try {
+        for (const path of [`/shop${SAMPLED}`, `/shop${NOT_SAMPLED}`, '/shop/about']) {
+          const html = await (await fetch(`${app.origin}${path}`)).text()
+          expect(html, path).toMatch(CRITICAL)
+          const loader = /<script src="([^"]*critical-css-loader\.[0-9a-f]{8}\.js)" async><\/script>/.exec(html)?.[1]
+          expect(loader, path).toMatch(/^\/shop\//)
+          const script = await fetch(new URL(loader!, `${app.origin}${path}`))
+          expect(script.status, loader).toBe(200)
+          const [loaded, first] = await Promise.all([screen(browser, app, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
+          expect(compareScreenshots(loaded, first).differentPixels, path).toBe(0)
+        }
+      } finally {
+        await Promise.all([app.stop(), browser.close()])
+      }
+    }, 240_000)
   },
 )
