@@ -128,9 +128,9 @@ function serverRoutes(routes: readonly SvelteKitRouteLike[], base: string, sampl
   return routes
     .filter((route) => route.page.methods.length > 0 && route.prerender !== true)
     .map((route) => {
-      // A group folder (`(app)`) is no part of the URL; kit answers the base itself, not the base with a slash, for `/`.
+      // A group folder (`(app)`) is no part of the URL; below a base, kit answers `/` at the base with a slash (it redirects the base to it).
       const path = route.id.split('/').filter((segment) => segment !== '' && !/^\(.+\)$/.test(segment)).join('/')
-      const own = path === '' ? base || '/' : `${base}/${path}`
+      const own = `${base}/${path}`
       return { route: route.id, samples: samples.get(route.id) ?? (route.segments.some((segment) => segment.dynamic) ? [] : [own]) }
     })
 }

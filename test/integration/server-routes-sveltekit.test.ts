@@ -3,12 +3,14 @@
  * the one-line `handle`, and without them (test/fixtures/server-route-checks.ts has the
  * checks every framework passes): the handle gives each page of a covered route its CSS, and
  * an error page of a covered route, a page's data and a path no route has go out as kit made
- * them. With kit's CSP nonces, what the runtime adds carries the nonce kit gave the response.
+ * them. With kit's CSP nonces, what the runtime adds carries the nonce kit gave the response;
+ * below a `paths.base`, every route is rendered there.
  */
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { launchChromium } from '../fixtures/browser.ts'
 import { output } from '../fixtures/frameworks.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 import { screen } from '../fixtures/running-app.ts'
 import { describeServerRoutes, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
 import { compareScreenshots } from '../fixtures/site-view.ts'
@@ -39,6 +41,25 @@ describeServerRoutes(
         }
       } finally {
         await Promise.all([app.stop(), browser.close()])
+      }
+    }, 180_000)
+
+    it('below `paths.base`, every route is rendered from its page there (the start page at the base with its slash) and its pages get their CSS and a loader that is served', async () => {
+      const out = join(apps.root, 'build-shop')
+      const built = await buildSvelteKitServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': `/shop${SAMPLED}` } }, { UCC_KIT_BASE: '/shop', UCC_KIT_OUT: out })
+      expect(built.code, output(built)).toBe(0)
+      expect(output(built)).toContain('4 server routes get critical CSS at request time: / (from /shop/), /about (from /shop/about)')
+      const app = await startSvelteKitServer(apps.root, out)
+      try {
+        for (const path of ['/shop/', `/shop${SAMPLED}`, '/shop/posts/not-sampled', '/shop/about']) {
+          const html = await (await fetch(`${app.origin}${path}`)).text()
+          expect(html, path).toMatch(CRITICAL)
+          const loader = /<script src="([^"]*critical-css-loader\.[0-9a-f]{8}\.js)" async><\/script>/.exec(html)?.[1]
+          expect(loader, path).toMatch(/^\/shop\//)
+          expect((await fetch(new URL(loader!, `${app.origin}${path}`))).status, loader).toBe(200)
+        }
+      } finally {
+        await app.stop()
       }
     }, 180_000)
   },
