@@ -2,12 +2,12 @@
  * The outline of a plain page, read without a tokenizer library: for request time, where a
  * server's bundle should carry a few KB (runtime/). A plain page is what frameworks render:
  * a doctype, `<html>`, a `<head>` of meta, link, base, title, style, script and noscript
- * elements with comments between them, `</head>`, `<body>`, and no `<link` in the body.
- * A page may also end at its head's end (a streamed response read that far). For such a page the outline is the one `scanHtml` gives (test/unit/plain-head.test.ts
- * holds the two to each other on generated pages); for anything else (a template, an
- * element the head does not hold, a character reference it would need the whole table
- * for, markup a browser reads in a way this reader does not follow) it gives null, and the
- * runtime sends the page as it is.
+ * elements with comments between them, `</head>`, `<body>`, and no `<link` in the body; or
+ * the same up to its head's end (a streamed response read that far). For such a page the
+ * outline is the one `scanHtml` gives (test/unit/plain-head.test.ts holds the two to each
+ * other on generated pages); for anything else (a template, an element the head does not
+ * hold, a character reference it would need the whole table for, markup a browser reads in
+ * a way this reader does not follow) it gives null, and the runtime sends the page as it is.
  */
 import { HeadContent } from './head.ts'
 import { emptyOutline, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
@@ -26,7 +26,7 @@ const TAG_NAME = /^[a-z][a-z0-9-]*$/
 /** An attribute name this reader takes: what a browser reads the same way in every state. */
 const ATTRIBUTE_NAME = /^[^\s"'<>/=]+$/
 const CHARACTER_REFERENCE = /&(#[xX]?[0-9a-fA-F]*|[A-Za-z0-9]*)(;?)/g
-const NAMED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
+const NAMED: ReadonlyMap<string, string> = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"]])
 /** A `<link` in the body, in any letter case (in a comment or a script too: a plain page has none at all). */
 const LINK_START = /<link[\t\n\f\r />]/gi
 /** What a head `<noscript>` of a plain page holds: links (the inliner's own fallbacks) and nothing a parser reads otherwise with scripting off. */
@@ -50,15 +50,15 @@ function decodedValue(raw: string): string {
   return raw.replace(CHARACTER_REFERENCE, (whole: string, body: string, semicolon: string, at: number) => {
     if (body === '') return whole
     if (body.startsWith('#')) {
-      const digits = body.slice(/^#[xX]/.test(body) ? 2 : 1)
-      const hex = body.length > 1 && (body[1] === 'x' || body[1] === 'X')
+      const hex = body[1] === 'x' || body[1] === 'X'
+      const digits = body.slice(hex ? 2 : 1)
       if (semicolon === '' || digits === '' || (!hex && !/^\d+$/.test(digits))) notPlain()
       const code = Number.parseInt(digits, hex ? 16 : 10)
       // Controls, surrogates and what is past Unicode are replaced by a browser's own table.
       if (!((code >= 0x20 && code < 0x7f) || (code >= 0xa0 && code < 0xd800) || (code >= 0xe000 && code <= 0x10ffff && (code & 0xfffe) !== 0xfffe && !(code >= 0xfdd0 && code <= 0xfdef)))) notPlain()
       return String.fromCodePoint(code)
     }
-    if (semicolon === ';') return NAMED[body] ?? notPlain()
+    if (semicolon === ';') return NAMED.get(body) ?? notPlain()
     // In an attribute, a name followed by `=` is left as it is, whatever it names.
     return raw.charCodeAt(at + whole.length) === 0x3d ? whole : notPlain()
   })

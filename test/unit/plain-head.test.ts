@@ -17,7 +17,7 @@ function plainData(outline: HtmlOutline): unknown {
   return { ...outline, linksAfterHead: [...outline.linksAfterHead].map((tag) => tag.start), bodyLinksBeforeContent: [...outline.bodyLinksBeforeContent].map((tag) => tag.start) }
 }
 
-const value = fc.constantFrom('/a.css', '/b c.css', '/a.css?x=1&amp;y=2', '/a.css?x=1&y=2', '/&#97;.css', '/&#x61;.css', '/a&copy;.css', '/a&copy.css', '/a&lt;b', '/a&foo;', '&', '/a.css?v=1&', 'x"y', "x'y", '', '/a>b', '/é.css', '/&#0;', '/&#x80;')
+const value = fc.constantFrom('/a.css', '/b c.css', '/a.css?x=1&amp;y=2', '/a.css?x=1&y=2', '/&#97;.css', '/&#x61;.css', '/a&copy;.css', '/a&copy.css', '/a&lt;b', '/a&foo;', '/a&constructor;', '/a&toString;b', '&', '/a.css?v=1&', 'x"y', "x'y", '', '/a>b', '/é.css', '/&#0;', '/&#x80;')
 const quoted = fc.tuple(value, fc.constantFrom('"', "'", '')).map(([text, quote]) => {
   if (quote === '') return /[\s"'<>=`]/.test(text) || text === '' ? `"${text.replaceAll('"', '&quot;')}"` : text
   return `${quote}${text.replaceAll(quote, quote === '"' ? '&quot;' : '&apos;')}${quote}`
