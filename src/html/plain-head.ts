@@ -18,7 +18,15 @@ const BANG = 0x21
 const SLASH = 0x2f
 
 /** Head elements a plain page has, and how their content is read: none (void), raw text, or a script. */
-const HEAD_ELEMENTS: Readonly<Record<string, 'void' | 'raw' | 'script'>> = { meta: 'void', link: 'void', base: 'void', title: 'raw', style: 'raw', noscript: 'raw', script: 'script' }
+const HEAD_ELEMENTS: ReadonlyMap<string, 'void' | 'raw' | 'script'> = new Map([
+  ['meta', 'void'],
+  ['link', 'void'],
+  ['base', 'void'],
+  ['title', 'raw'],
+  ['style', 'raw'],
+  ['noscript', 'raw'],
+  ['script', 'script'],
+])
 /** The tags whose attributes the outline holds, as `scanHtml` reads them. */
 const ATTRIBUTES_READ = new Set(['link', 'style', 'base', 'meta'])
 /** A tag name, lowercased, as this reader takes one. */
@@ -140,7 +148,7 @@ function read(html: string, options: ScanOptions): HtmlOutline {
     if (isTag(html, i, 'head', true)) break
     if (html.charCodeAt(i) !== LT || html.charCodeAt(i + 1) === BANG || html.charCodeAt(i + 1) === SLASH) notPlain()
     const { tag, selfClosing } = startTag(html, i)
-    const kind = HEAD_ELEMENTS[tag.name] ?? notPlain()
+    const kind = HEAD_ELEMENTS.get(tag.name) ?? notPlain()
     i = tag.end
     if (kind === 'void') {
       head.add(tag, false, null)

@@ -37,7 +37,7 @@ const headItem = fc.oneof(
   fc.tuple(fc.constantFrom('<script>', '<script type="module" src="/m.js">', '<SCRIPT async>'), fc.constantFrom('', 'var a = "</head>"', 'document.write("<link rel=stylesheet href=w.css>")', '<!--<script>x</script>-->', '<!--')).map(([open, text]) => `${open}${text}</script>`),
   fc.constantFrom('<noscript><link rel="stylesheet" href="/n.css"></noscript>', '<noscript><p>no</p></noscript>', '<noscript><style>a{}</style></noscript>'),
   fc.constantFrom('<!-- c -->', '<!---->', '<!-->', '<!-- a -- b -->', '<!-- <link rel=stylesheet href=c.css> -->', '<!-- x --!> -->', '<!x>', '<?x>'),
-  fc.constantFrom(' ', '\n  ', '\t', 'text', '<template><link rel=stylesheet href=t.css></template>', '<div>', '</p>', '<', '<style data-critical-css>old{}</style>', '<link rel=preload as=font href=/f.woff2 data-critical-css>'),
+  fc.constantFrom(' ', '\n  ', '\t', 'text', '<template><link rel=stylesheet href=t.css></template>', '<div>', '<constructor>x</constructor>', '</p>', '<', '<style data-critical-css>old{}</style>', '<link rel=preload as=font href=/f.woff2 data-critical-css>'),
 )
 /** Mostly what a plain page has, now and then what makes one not plain. */
 const mostly = <T>(usual: readonly T[], rare: readonly T[]) => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...usual) }, { weight: 1, arbitrary: fc.constantFrom(...rare) })
