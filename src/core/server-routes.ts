@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { createClient } from '../client/client.ts'
 import type { CriticalCssClient } from '../client/types.ts'
 import { outlineOf, stylesheetHrefs } from '../html/scan.ts'
-import { STRATEGIES } from '../html/strategies.ts'
+import { plainHeadOutline } from '../html/plain-head.ts'
+import { STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { normalizeSelection, SELECTION_LIMITS, type Selection } from '../contract/api-contract.ts'
 import { loadManifest, MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
 import { startAppServer, type AppServerCommand } from './app-server.ts'
@@ -111,6 +112,18 @@ async function askFor(origin: string, sample: string, timeoutMs: number): Promis
   const html = await again.text()
   if (stylesheetHrefs(html).length === 0) return { why: `its sample ${sample} links no stylesheet, so nothing holds up its first paint` }
   return { url, html }
+}
+
+/**
+ * Why the runtime would send a route's pages without its CSS, or null: it reads them with its
+ * reader of plain pages (html/plain-head.ts), which gives up on what it does not follow, and
+ * never edits a body's end (the `body` strategy's stylesheets).
+ */
+function unreadAtRequestTime(pages: readonly { sample: string; html: string }[], strategy: (typeof STRATEGIES)[PreloadStrategy], preload: PreloadStrategy): string | null {
+  const unread = pages.find((page) => plainHeadOutline(page.html, { readBody: (head) => (strategy.needsBodyEnd(head) ? 'all' : 'links') }) === null)
+  if (unread === undefined) return null
+  if (strategy.needsBodyEnd(outlineOf(unread.html, 'nothing'))) return `preload '${preload}' moves its stylesheets to the body's end, which pages rendered per request do not get (the default 'loader' serves them)`
+  return `its sample ${unread.sample} is not a page the runtime reads at request time (a head of meta, link, base, title, style, script and noscript elements, a body without <link>), so its pages would be sent without it`
 }
 
 /** A route whose samples are pages that link the same stylesheets, ready to render. */
@@ -217,8 +230,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
         }
         const linked = pages.map((page) => stylesheetHrefs(page.html).join(' '))
         if (why === null && new Set(linked).size > 1) why = `its samples link different stylesheets (${pages.map((page, index) => `${page.sample}: ${linked[index]}`).join('; ')}), and a route's pages get one set`
-        // The runtime reads a page to its head's end (html/plain-head.ts): a strategy that edits the body's end has nothing to edit there.
-        if (why === null && pages.some((page) => strategy.needsBodyEnd(outlineOf(page.html, 'nothing')))) why = `preload '${options.preload}' moves its stylesheets to the body's end, which pages rendered per request do not get (the default 'loader' serves them)`
+        if (why === null) why = unreadAtRequestTime(pages, strategy, options.preload)
         if (why === null) routes.push({ route, pages })
         else left.push({ route, why })
       }

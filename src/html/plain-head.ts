@@ -1,8 +1,9 @@
 /**
  * The outline of a plain page, read without a tokenizer library: for request time, where a
  * server's bundle should carry a few KB (runtime/). A plain page is what frameworks render:
- * a doctype, `<html>`, a `<head>` of meta, link, base, title, style, script and noscript
- * elements with comments between them, `</head>`, `<body>`, and no `<link` in the body; or
+ * a doctype, `<html>`, a head of meta, link, base, title, style, script and noscript
+ * elements with comments between them (its `<head>` and `</head>` written or implied), the
+ * body (`<body>` written or implied by what begins it), and no `<link` in the body; or
  * the same up to its head's end (a streamed response read that far). For such a page the
  * outline is the one `scanHtml` gives (test/unit/plain-head.test.ts holds the two to each
  * other on generated pages); for anything else (a template, an element the head does not
@@ -126,6 +127,25 @@ function isTag(html: string, at: number, name: string, end = false): boolean {
   return isHtmlWhitespace(after) || after === SLASH || after === 0x3e
 }
 
+/** Start tags that do not simply begin the body where a plain page has them: a browser reads them its own way. */
+const NOT_BODY_START = new Set(['html', 'head', 'body', 'frameset', 'frame', 'template', 'noframes', 'basefont', 'bgsound', 'plaintext'])
+
+/** What stands at `at` in the head or after it: its end, a head element, or where the body begins. */
+function headToken(html: string, at: number): 'head-end' | 'body' | 'implied-body' | 'head-element' | 'end' {
+  if (at >= html.length) return 'end'
+  if (html.charCodeAt(at) !== LT) return 'implied-body'
+  if (isTag(html, at, 'head', true)) return 'head-end'
+  if (isTag(html, at, 'body')) return 'body'
+  const next = html.charCodeAt(at + 1) | 0x20
+  // `<` not followed by a letter, `!`, `/` or `?` is text, which begins the body.
+  if (next < 0x61 || next > 0x7a) return html.charCodeAt(at + 1) === BANG || html.charCodeAt(at + 1) === SLASH || html.charCodeAt(at + 1) === 0x3f ? notPlain() : 'implied-body'
+  let nameEnd = at + 1
+  while (nameEnd < html.length && !isHtmlWhitespace(html.charCodeAt(nameEnd)) && html.charCodeAt(nameEnd) !== SLASH && html.charCodeAt(nameEnd) !== 0x3e) nameEnd++
+  const name = html.slice(at + 1, nameEnd).toLowerCase()
+  if (HEAD_ELEMENTS.has(name)) return 'head-element'
+  return TAG_NAME.test(name) && !NOT_BODY_START.has(name) ? 'implied-body' : notPlain()
+}
+
 function read(html: string, options: ScanOptions): HtmlOutline {
   const outline = emptyOutline(html)
   const head = new HeadContent(outline)
@@ -141,14 +161,24 @@ function read(html: string, options: ScanOptions): HtmlOutline {
     outline.headPlace = i
     i = skipSpaceAndComments(html, i)
   }
-  if (!isTag(html, i, 'head')) notPlain()
-  i = startTag(html, i).tag.end
+  // A head element with no `<head>` before it opens the head all the same.
+  if (isTag(html, i, 'head')) i = startTag(html, i).tag.end
+  else if (headToken(html, i) !== 'head-element') notPlain()
   for (;;) {
     i = skipSpaceAndComments(html, i)
-    if (isTag(html, i, 'head', true)) break
-    if (html.charCodeAt(i) !== LT || html.charCodeAt(i + 1) === BANG || html.charCodeAt(i + 1) === SLASH) notPlain()
+    const token = headToken(html, i)
+    if (token !== 'head-element') {
+      // `</head>`, `<body>`, or what begins the body without them (text, another element) ends the head where it stands.
+      if (token === 'end') notPlain()
+      head.end(i)
+      if (token === 'head-end') {
+        i = endOfTag(html, i + '</head'.length)
+        if (i === -1) notPlain()
+      }
+      break
+    }
     const { tag, selfClosing } = startTag(html, i)
-    const kind = HEAD_ELEMENTS.get(tag.name) ?? notPlain()
+    const kind = HEAD_ELEMENTS.get(tag.name)!
     i = tag.end
     if (kind === 'void') {
       head.add(tag, false, null)
@@ -164,16 +194,15 @@ function read(html: string, options: ScanOptions): HtmlOutline {
     if (tag.name === 'style') head.styleClosed(end)
     i = end
   }
-  head.end(i)
-  i = endOfTag(html, i + '</head'.length)
-  if (i === -1) notPlain()
   i = skipSpaceAndComments(html, i)
+  const after = headToken(html, i)
   // A page read to its head's end (a streamed response's head): no body yet, and nothing is asked of it.
-  if (i === html.length) {
+  if (after === 'end') {
     outline.bodyEnd = i
     return outline
   }
-  if (!isTag(html, i, 'body')) notPlain()
+  // Head elements after the head's end go into the head: `linksAfterHead`, which this reader leaves to the full scan.
+  if (after === 'head-element' || after === 'head-end') notPlain()
   const reading = options.readBody?.(outline) ?? 'all'
   // The body's end is a reading of the whole body; a link in it, of its tree.
   LINK_START.lastIndex = i

@@ -34,6 +34,7 @@ createServer((request, response) => {
     return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>p</title><link rel="stylesheet" href="/p.css">' + first + '<p class="far">far</p>')
   }
   if (request.url === '/p.css') return response.writeHead(200, { 'content-type': 'text/css' }).end('.one{min-height:100vh;color:red}.far{color:blue}.two{min-height:100vh;color:green}')
+  if (request.url === '/templated') return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><head><template><p>t</p></template><link rel="stylesheet" href="/site.css"></head><body><h1 class="title">Hi</h1></body>')
   if (request.url === '/bare') return response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>bare</title><style>h1{color:red}</style><h1>Hi</h1>')
   response.writeHead(404).end()
 }).listen(Number(process.env.PORT), process.env.HOST)
@@ -105,12 +106,13 @@ describe('server routes: bad input', () => {
     expect(await written(given)).toEqual([])
   })
 
-  it('samples that are no pages or link no stylesheet are left out and named, a route without a sample too, a sample of no route is warned about, and no browser starts for them', async () => {
+  it('samples that are no pages, link no stylesheet or are no page the runtime reads are left out and named, a route without a sample too, a sample of no route is warned about, and no browser starts for them', async () => {
     const given = await input('app.mjs', [
       { route: '/old', samples: ['/moved'] },
       { route: '/broken', samples: ['/broken'] },
       { route: '/text', samples: ['/text'] },
       { route: '/bare', samples: ['/bare'] },
+      { route: '/templated', samples: ['/templated'] },
       { route: '/blog/[slug]', samples: [] },
     ])
     const result = await renderServerRoutes(resolveOptions({ samples: { '/blog/[id]': '/blog/1' } }), given)
@@ -120,16 +122,24 @@ describe('server routes: bad input', () => {
       { route: '/broken', why: 'its sample /broken answers 500' },
       { route: '/text', why: 'its sample /text answers text/plain, not HTML' },
       { route: '/bare', why: 'its sample /bare links no stylesheet, so nothing holds up its first paint' },
+      { route: '/templated', why: 'its sample /templated is not a page the runtime reads at request time (a head of meta, link, base, title, style, script and noscript elements, a body without <link>), so its pages would be sent without it' },
       { route: '/blog/[slug]', why: 'it has parameters and no sample URL (the `samples` option)' },
     ])
     expect(lines.filter((line) => line.startsWith('warn'))).toEqual([
-      'warn critical CSS: `samples` names /blog/[id], which is no route the server renders (/old, /broken, /text, /bare, /blog/[slug]).',
+      'warn critical CSS: `samples` names /blog/[id], which is no route the server renders (/old, /broken, /text, /bare, /templated, /blog/[slug]).',
       ...result.left.map(({ route, why }) => `warn critical CSS: server route ${route} is left as it is: ${why}.`),
     ])
     expect(lines.some((line) => /Chromium/.test(line))).toBe(false)
     // A manifest with no route: every response passes through as it is.
     expect(JSON.parse(readFileSync(join(given.serverDir, 'critical-css.json'), 'utf8'))).toMatchObject({ version: 1, routes: [] })
     expect(await readdir(given.staticDir)).toEqual([])
+  })
+
+  it('with `preload: \'body\'`, which moves the stylesheets to the body’s end where the runtime edits nothing, a route is left out and named, and no browser starts', async () => {
+    const given = await input('app.mjs', [{ route: '/page', samples: ['/page'] }])
+    const result = await renderServerRoutes(resolveOptions({ preload: 'body' }), given)
+    expect(result).toEqual({ covered: [], left: [{ route: '/page', why: "preload 'body' moves its stylesheets to the body's end, which pages rendered per request do not get (the default 'loader' serves them)" }] })
+    expect(lines.some((line) => /Chromium/.test(line))).toBe(false)
   })
 
   it('a manifest the server would refuse (a route that is no path) fails the build after the render, and nothing is written', async () => {

@@ -46,14 +46,14 @@ const page = fc
     bom: fc.boolean(),
     doctype: fc.constantFrom('', '<!doctype html>', '<!DOCTYPE HTML>\n', '<!-- before -->\n<!doctype html>'),
     html: fc.constantFrom('', '<html>', '<html lang="en">', '<HTML data-x=1>', '<html a="<head>">'),
-    head: mostly(['<head>', '<HEAD data-x="y">', '<head >'], ['', '<head/>']),
+    head: mostly(['<head>', '<HEAD data-x="y">', '<head >', ''], ['<head/>']),
     items: fc.array(fc.oneof({ weight: 6, arbitrary: headItem.filter((item) => !/^(?:<!-->|<!x>|<\?x>|text|<div>|<\/p>|<|<template|<!-- x --!>|<noscript><[ps])/.test(item)) }, { weight: 1, arbitrary: headItem }), { maxLength: 8 }),
     headEnd: mostly(['</head>', '</HEAD >', '</head a=">">'], ['']),
     between: mostly(['', '\n', '<!-- gap -->'], ['x', '<link rel=stylesheet href=/late.css>']),
-    body: mostly(['<body>', '<body class="page">', '<BODY>'], ['', '<bodyx>', '\n<!-- end -->']),
+    body: mostly(['<body>', '<body class="page">', '<BODY>'], ['', '<bodyx>', '\n<!-- end -->', '<h1 class=t>Hi</h1>', '<main>', 'Text first', '< 3', '<frameset>', '<template>']),
     content: mostly(['<p>Hi</p></body></html>', '<main><h1>x</h1></main>', '', '<svg><style>a{}</style></svg>'], ['<link rel=stylesheet href=/b.css>', '<script>var s = "<link rel=x>"</script>']),
   })
-  .map((p) => `${p.bom ? '\ufeff' : ''}${p.doctype}${p.html}${p.head}${p.items.join('')}${p.headEnd}${p.between}${p.body}${p.body.startsWith('<') && !p.body.startsWith('<!') ? p.content : ''}`)
+  .map((p) => `${p.bom ? '\ufeff' : ''}${p.doctype}${p.html}${p.head}${p.items.join('')}${p.headEnd}${p.between}${p.body}${/^<[a-z]/i.test(p.body) ? p.content : ''}`)
 
 const CSS = '.hero{min-height:100vh}'
 
