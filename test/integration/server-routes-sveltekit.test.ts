@@ -6,6 +6,7 @@
  * them. With kit's CSP nonces, what the runtime adds carries the nonce kit gave the response;
  * below a `paths.base`, every route is rendered there.
  */
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { launchChromium } from '../fixtures/browser.ts'
@@ -43,6 +44,15 @@ describeServerRoutes(
         await Promise.all([app.stop(), browser.close()])
       }
     }, 180_000)
+
+    it('a server built without the handle renders nothing, writes no manifest, and the log gives the line to add', async () => {
+      const out = join(apps.root, 'build-no-handle')
+      const built = await buildSvelteKitServerApp(apps.root, { cache: false }, { UCC_KIT_OUT: out }, false)
+      expect(built.code, output(built)).toBe(0)
+      expect(output(built)).toContain("Add `export { handle } from 'unplugin-critical-css/sveltekit/handle'` to src/hooks.server.js")
+      expect(output(built)).not.toContain('critical CSS: rendering')
+      expect(existsSync(join(out, 'server', 'critical-css.json'))).toBe(false)
+    }, 120_000)
 
     it('below `paths.base`, every route is rendered from its page there (the start page at the base with its slash) and its pages get their CSS and a loader that is served', async () => {
       const out = join(apps.root, 'build-shop')
