@@ -4,7 +4,7 @@
  * manifest does not cover it: no route matches its URL, or it links other stylesheets than
  * the route's pages did when the build rendered them (another deploy, a page of its own).
  */
-import { inlineWithOutline, type InlineResult } from '../html/inline-core.ts'
+import { inlineWithOutline, type InlineResult, type OutlineReader } from '../html/inline-core.ts'
 import { plainHeadOutline } from '../html/plain-head.ts'
 import type { LoadedManifest } from './manifest.ts'
 
@@ -35,8 +35,11 @@ export function applyCriticalCss(html: string, url: string | URL, manifest: Load
   return manifest === null ? html : (inlineRoute(html, url, manifest, options)?.html ?? html)
 }
 
-/** What the inliner made of `html` with its route's CSS (its CSP hashes too), or null when no route matches. */
-export function inlineRoute(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): InlineResult | null {
+/**
+ * What the inliner made of `html` with its route's CSS (its CSP hashes too), or null when no
+ * route matches. `read`: how the page is read (a caller that has read it already gives its outline).
+ */
+export function inlineRoute(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}, read: OutlineReader = plainHeadOutline): InlineResult | null {
   const route = options.route === undefined ? routeOf(manifest, url) : (manifest.routes.find((entry) => entry.route === options.route) ?? null)
   if (route === null) return null
   // The inliner the build uses, over the reader of plain pages: a page it does not read as the build's full scan would is left as it is.
@@ -47,5 +50,5 @@ export function inlineRoute(html: string, url: string | URL, manifest: LoadedMan
     ...route.options,
     ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc }),
     ...(options.nonce === undefined ? {} : { nonce: options.nonce }),
-  }, plainHeadOutline)
+  }, read)
 }

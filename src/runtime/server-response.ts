@@ -79,7 +79,8 @@ export async function withCriticalCss(response: Response, url: string | URL, man
     const policies = POLICY_HEADERS.map((name) => response.headers.get(name)).filter((policy) => policy !== null)
     // The nonce the server put on its own tags this time, unless the caller gave one.
     const nonce = options.nonce ?? policies.map(policyNonce).find((found) => found !== undefined)
-    const result = inlineRoute(part, url, manifest, nonce === undefined ? options : { ...options, nonce })
+    // The head read above is the part's whole outline: it is not read again.
+    const result = inlineRoute(part, url, manifest, nonce === undefined ? options : { ...options, nonce }, whole ? undefined : () => head)
     if (result === null || !result.changed) return new Response(joined(received, ended ? null : reader), response)
     const headers = new Headers(response.headers)
     // The body is longer now; a digest of the old one would be wrong too.
