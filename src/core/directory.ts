@@ -120,10 +120,8 @@ export async function processDirectory(dir: string, options: DirectoryOptions = 
   return processResolvedDirectory(dir, resolveDirectoryOptions(options, context), { ...context, projectSheets: context.framework !== undefined })
 }
 
-/** `processDirectory` with options resolved already: an integration or the CLI checks them before the site is built. */
-export async function processResolvedDirectory(dir: string, { options: resolved, base: given, baseSaid }: ResolvedDirectoryOptions, context: ResolvedDirectoryContext = {}): Promise<DirectoryResult> {
-  if (resolved.enabled === false) return { report: { service: null, startedAt: new Date().toISOString(), ms: 0, pages: [] }, written: [] }
-  assertRunnable(resolved)
+/** `dir`, resolved, when it is a folder; else a ConfigurationError saying what it is and asking for `what`. */
+export async function existingFolder(dir: string, what: string): Promise<string> {
   const folder = resolve(dir)
   // Only a path that is not there "does not exist": a folder we may not read says so itself.
   const found = await stat(folder).catch((error: NodeJS.ErrnoException) => {
@@ -131,7 +129,15 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
     throw error
   })
   const wrong = found === null ? 'does not exist' : found.isDirectory() ? null : 'is not a directory'
-  if (wrong !== null) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} ${wrong}: give the folder your site was built into.`)
+  if (wrong !== null) throw new ConfigurationError(`${PLUGIN_NAME}: ${folder} ${wrong}: give ${what}.`)
+  return folder
+}
+
+/** `processDirectory` with options resolved already: an integration or the CLI checks them before the site is built. */
+export async function processResolvedDirectory(dir: string, { options: resolved, base: given, baseSaid }: ResolvedDirectoryOptions, context: ResolvedDirectoryContext = {}): Promise<DirectoryResult> {
+  if (resolved.enabled === false) return { report: { service: null, startedAt: new Date().toISOString(), ms: 0, pages: [] }, written: [] }
+  assertRunnable(resolved)
+  const folder = await existingFolder(dir, 'the folder your site was built into')
   const files = await htmlFiles(folder)
   if (files.length === 0 && context.requirePages) {
     throw new ConfigurationError(`${PLUGIN_NAME}: there is no .html file below ${folder} (dot folders and node_modules are skipped): give the folder your site was built into.`)

@@ -4,13 +4,13 @@
  * the manifest written where the server reads it (`readManifest` and `applyCriticalCss` or
  * `withCriticalCss` from `unplugin-critical-css/runtime`). The folder command's `--server`.
  */
-import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { routeRank } from '../runtime/routes.ts'
+import { existingFolder } from './directory.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 import { assertRunnable, type ResolvedDirectoryOptions } from './options.ts'
 import type { BuildLogger } from './report.ts'
-import { renderServerRoutes, type ServerRoute, type ServerRoutesResult } from './server-routes.ts'
+import { renderServerRoutes, sampledRoute, type ServerRoute, type ServerRoutesResult } from './server-routes.ts'
 
 export interface OwnServer {
   /** The program and its arguments, as the user runs the built server (`['node', 'dist/server.js']`). */
@@ -24,14 +24,7 @@ export interface OwnServer {
 /** The routes, each with the paths it is rendered from: its `samples`, else its own path below the base when it has no parameters. */
 function routesOf(routes: readonly string[], base: string, samples: ReadonlyMap<string, readonly string[]>): ServerRoute[] {
   const prefix = base.replace(/\/$/, '')
-  return [...new Set(routes)].map((route) => ({ route, samples: samples.get(route) ?? (routeRank(route).every((rank) => rank === 1) ? [`${prefix}${route}`] : []) }))
-}
-
-async function folder(dir: string, what: string): Promise<string> {
-  const path = resolve(dir)
-  const found = await stat(path).catch(() => null)
-  if (found === null || !found.isDirectory()) throw new ConfigurationError(`${PLUGIN_NAME}: ${path} ${found === null ? 'does not exist' : 'is not a directory'}: give ${what}.`)
-  return path
+  return [...new Set(routes)].map((route) => sampledRoute(route, routeRank(route).every((rank) => rank === 1) ? `${prefix}${route}` : null, samples))
 }
 
 /** `staticDir`: the folder the server serves its static files from (the stylesheets are read there, the loader script goes there). */
@@ -43,9 +36,9 @@ export async function renderOwnServer(staticDir: string, server: OwnServer, { op
   return renderServerRoutes(options, {
     server: { command, args, cwd: resolve(root), env: (port) => ({ PORT: String(port), HOST: '127.0.0.1' }) },
     routes: routesOf(server.routes, base, options.samples),
-    staticDir: await folder(staticDir, 'the folder your server serves its static files from'),
+    staticDir: await existingFolder(staticDir, 'the folder your server serves its static files from'),
     base,
-    serverDir: await folder(server.out, 'the folder your server reads its critical CSS manifest from'),
+    serverDir: await existingFolder(server.out, 'the folder your server reads its critical CSS manifest from'),
     root: resolve(root),
     logger,
   })

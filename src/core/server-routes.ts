@@ -37,6 +37,11 @@ export interface ServerRoute {
   samples: readonly string[]
 }
 
+/** `route` rendered from its `samples` entry, else from `own`, its own path (null: it has parameters, and without a sample it is left alone). */
+export function sampledRoute(route: string, own: string | null, samples: ReadonlyMap<string, readonly string[]>): ServerRoute {
+  return { route, samples: samples.get(route) ?? (own === null ? [] : [own]) }
+}
+
 export interface ServerRoutesInput {
   server: AppServerCommand
   routes: readonly ServerRoute[]

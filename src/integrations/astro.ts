@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { processResolvedDirectory } from '../core/directory.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { resolveDirectoryOptions, type Options } from '../core/options.ts'
-import { renderServerRoutes, type ServerRoute } from '../core/server-routes.ts'
+import { renderServerRoutes, sampledRoute, type ServerRoute } from '../core/server-routes.ts'
 import { serverManifestModule, type ManifestModulePlugin } from '../core/server-manifest-module.ts'
 import { buildLogger, type FrameworkLogger } from './log.ts'
 
@@ -62,7 +62,7 @@ function serverRoutes(routes: readonly AstroRouteLike[], base: string, samples: 
   const prefix = base.replace(/\/$/, '')
   return routes
     .filter((route) => route.type === 'page' && route.origin === 'project' && !route.isPrerendered)
-    .map((route) => ({ route: route.pattern, samples: samples.get(route.pattern) ?? (route.params.length === 0 ? [`${prefix}${route.pattern}`] : []) }))
+    .map((route) => sampledRoute(route.pattern, route.params.length === 0 ? `${prefix}${route.pattern}` : null, samples))
 }
 
 /** What the build log says about the pages Astro renders per request: there is no file to give CSS to. */

@@ -21,7 +21,7 @@ import { PLUGIN_NAME } from '../core/errors.ts'
 import { resolveDirectoryOptions, type Options } from '../core/options.ts'
 import { counted } from '../core/report.ts'
 import { serverManifestModule, type ManifestModulePlugin } from '../core/server-manifest-module.ts'
-import { renderServerRoutes, serverLoaderAsset, type ServerRoute } from '../core/server-routes.ts'
+import { renderServerRoutes, sampledRoute, serverLoaderAsset, type ServerRoute } from '../core/server-routes.ts'
 import { buildLogger, type FrameworkLogger } from './log.ts'
 import { pagesWithInlinedStyles } from './nuxt-inline-styles.ts'
 
@@ -104,7 +104,7 @@ function serverRoutes(paths: readonly string[], prerendered: ReadonlySet<string>
   const prefix = base.replace(/\/$/, '')
   return [...new Set(paths)]
     .filter((path) => !prerendered.has(path))
-    .map((path) => ({ route: path, samples: samples.get(path) ?? (path.includes(':') ? [] : [`${prefix}${path}`]) }))
+    .map((path) => sampledRoute(path, path.includes(':') ? null : `${prefix}${path}`, samples))
 }
 
 const criticalCss: NuxtModuleLike = Object.assign(

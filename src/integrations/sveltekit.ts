@@ -20,7 +20,7 @@ import { ConfigurationError, PLUGIN_NAME } from '../core/errors.ts'
 import { resolveDirectoryOptions, type Options, type ResolvedOptions } from '../core/options.ts'
 import type { BuildLogger } from '../core/report.ts'
 import { manifestPathEdits } from '../core/server-manifest-module.ts'
-import { renderServerRoutes, serverLoaderAsset, type ServerRoute } from '../core/server-routes.ts'
+import { renderServerRoutes, sampledRoute, serverLoaderAsset, type ServerRoute } from '../core/server-routes.ts'
 
 /**
  * The part of `builder.config` this wrapper reads: kit 3 puts the options at the top (and
@@ -130,8 +130,7 @@ function serverRoutes(routes: readonly SvelteKitRouteLike[], base: string, sampl
     .map((route) => {
       // A group folder (`(app)`) is no part of the URL; below a base, kit answers `/` at the base with a slash (it redirects the base to it).
       const path = route.id.split('/').filter((segment) => segment !== '' && !/^\(.+\)$/.test(segment)).join('/')
-      const own = `${base}/${path}`
-      return { route: route.id, samples: samples.get(route.id) ?? (route.segments.some((segment) => segment.dynamic) ? [] : [own]) }
+      return sampledRoute(route.id, route.segments.some((segment) => segment.dynamic) ? null : `${base}/${path}`, samples)
     })
 }
 
