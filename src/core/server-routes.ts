@@ -9,7 +9,9 @@ import { join } from 'node:path'
 import { createClient } from '../client/client.ts'
 import type { CriticalCssClient } from '../client/types.ts'
 import { outlineOf, stylesheetHrefs } from '../html/scan.ts'
-import { plainHeadOutline } from '../html/plain-head.ts'
+import { headPlanOf, replaysAsInliner } from '../html/head-plan.ts'
+import { inlineOptionsOf } from '../html/inline-inputs.ts'
+import { readPlainHead } from '../html/plain-head.ts'
 import { STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { normalizeSelection, SELECTION_LIMITS, type Selection } from '../contract/api-contract.ts'
 import { loadManifest, MANIFEST_FILE, MANIFEST_VERSION, type CriticalCssManifest, type ManifestRoute } from '../runtime/manifest.ts'
@@ -119,16 +121,21 @@ async function askFor(origin: string, sample: string, timeoutMs: number): Promis
   return { url, html }
 }
 
+/** Why the runtime would send a page of the route without its CSS. */
+function unreadWhy(sample: string): string {
+  return `its sample ${sample} is not a page the runtime reads at request time (a head of meta, link, base, title, style, script and noscript elements, a body without <link>), so its pages would be sent without it`
+}
+
 /**
  * Why the runtime would send a route's pages without its CSS, or null: it reads them with its
  * reader of plain pages (html/plain-head.ts), which gives up on what it does not follow, and
  * never edits a body's end (the `body` strategy's stylesheets).
  */
 function unreadAtRequestTime(pages: readonly { sample: string; html: string }[], strategy: (typeof STRATEGIES)[PreloadStrategy], preload: PreloadStrategy): string | null {
-  const unread = pages.find((page) => plainHeadOutline(page.html, { readBody: (head) => (strategy.needsBodyEnd(head) ? 'all' : 'links') }) === null)
-  if (unread === undefined) return null
-  if (strategy.needsBodyEnd(outlineOf(unread.html, 'nothing'))) return `preload '${preload}' moves its stylesheets to the body's end, which pages rendered per request do not get (the default 'loader' serves them)`
-  return `its sample ${unread.sample} is not a page the runtime reads at request time (a head of meta, link, base, title, style, script and noscript elements, a body without <link>), so its pages would be sent without it`
+  const body = pages.find((page) => strategy.needsBodyEnd(outlineOf(page.html, 'nothing')))
+  if (body !== undefined) return `preload '${preload}' moves its stylesheets to the body's end, which pages rendered per request do not get (the default 'loader' serves them)`
+  const unread = pages.find((page) => readPlainHead(page.html, []) < 0)
+  return unread === undefined ? null : unreadWhy(unread.sample)
 }
 
 /** A route whose samples are pages that link the same stylesheets, ready to render. */
@@ -208,6 +215,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
   const sampled = input.routes.filter((route) => route.samples.length > 0)
   const strategy = STRATEGIES[options.preload]
   const prefix = basePath(input.base) ?? '/'
+  const loaderSrc = strategy.asset === null ? null : `${prefix}${strategy.asset.file}`
   const covered: ManifestRoute[] = []
   const from = new Map<string, readonly string[]>()
   const notes: DeployedNotes = { otherRelease: [], unchecked: [] }
@@ -270,7 +278,16 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
             const { url, html } = pages[0]!
             const css = await opened.own(opened.urlOf(pages[0]!), html, rendered.css)
             const inputs = await pageInlineInputs(html, url, css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (text) => text })
-            covered.push({ route, sheets: stylesheetHrefs(html), css, ...inputs })
+            const linked = stylesheetHrefs(html)
+            // The edits the inliner makes on the first sample, made again at request time: every sample must get its own bytes from them.
+            const inline = { preload: options.preload, ...(loaderSrc === null ? {} : { loaderSrc }), onlyWithStylesheets: linked, ...inlineOptionsOf(inputs) }
+            const head = headPlanOf(html, css, inline)
+            const unread = head === null ? pages[0]! : pages.find((page) => !replaysAsInliner(page.html, css, inline, head))
+            if (unread !== undefined) {
+              left.push({ route, why: unreadWhy(unread.sample) })
+              return
+            }
+            covered.push({ route, sheets: linked, css, ...inputs, head: head! })
             from.set(route, pages.map((page) => page.sample))
             for (const check of checks) {
               const differs = firstScreenLine(check.rendered.firstScreen)
@@ -302,7 +319,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
   const manifest: CriticalCssManifest = {
     version: MANIFEST_VERSION,
     preload: options.preload,
-    ...(asset ? { loaderSrc: `${prefix}${asset.file}` } : {}),
+    ...(loaderSrc === null ? {} : { loaderSrc }),
     base: prefix,
     routes: covered,
   }

@@ -3,7 +3,7 @@
  * works it out per page from the render and its own files, and a server manifest carries it
  * to request time, where the same inliner gets the same options from it.
  */
-import type { InlineOptions } from './inline-core.ts'
+import type { InlineOptions } from './inline.ts'
 
 export interface PageInlineInputs {
   /** `href`s (as written) of stylesheets the render could not read: they stay blocking. */

@@ -1,105 +1,139 @@
 /**
- * The outline of a plain page, read without a tokenizer library: for request time, where a
- * server's bundle should carry a few KB (runtime/). A plain page is what frameworks render:
- * a doctype, `<html>`, a head of meta, link, base, title, style, script and noscript
- * elements with comments between them (its `<head>` and `</head>` written or implied), the
- * body (`<body>` written or implied by what begins it), and no `<link` in the body; or
- * the same up to its head's end (a streamed response read that far). For such a page the
- * outline is the one `scanHtml` gives (test/unit/plain-head.test.ts holds the two to each
- * other on generated pages); for anything else (a template, an element the head does not
- * hold, a character reference it would need the whole table for, markup a browser reads in
- * a way this reader does not follow) it gives null, and the runtime sends the page as it is.
+ * The head of a plain page, read for where its stylesheet links stand: for request time,
+ * where a server's bundle should carry a few KB and a response should cost nothing but its
+ * output (runtime/). A plain page is what frameworks render: a doctype, `<html>`, a head of
+ * meta, link, base, title, style, script and noscript elements with comments between them
+ * (its `<head>` and `</head>` written or implied), the body (`<body>` written or implied by
+ * what begins it), and no `<link` in the body; or the same up to its head's end (a streamed
+ * response read that far). Anything else (a template, an element the head does not hold,
+ * markup a browser reads in a way this reader does not follow, an earlier run's critical
+ * style) makes the page not plain, and the runtime sends it as it is. Nothing is allocated
+ * per page but the offsets it reports: names are compared where they stand.
  */
-import { HeadContent } from './head.ts'
-import { emptyOutline, type HtmlOutline, type ScanOptions, type SourceAttribute, type SourceTag } from './outline.ts'
+import { CRITICAL_STYLE_ATTRIBUTE, LOADER_PRELOAD_ATTRIBUTE } from './outline.ts'
 import { endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd } from './syntax.ts'
 
 const LT = 0x3c
+const GT = 0x3e
 const BANG = 0x21
 const SLASH = 0x2f
+const QUESTION = 0x3f
+const AMPERSAND = 0x26
 
-/** Head elements a plain page has, and how their content is read: none (void), raw text, or a script. */
-const HEAD_ELEMENTS: ReadonlyMap<string, 'void' | 'raw' | 'script'> = new Map([
-  ['meta', 'void'],
-  ['link', 'void'],
-  ['base', 'void'],
-  ['title', 'raw'],
-  ['style', 'raw'],
-  ['noscript', 'raw'],
-  ['script', 'script'],
-])
-/** The tags whose attributes the outline holds, as `scanHtml` reads them. */
-const ATTRIBUTES_READ = new Set(['link', 'style', 'base', 'meta'])
+/** Head elements a plain page has, by kind: void, raw text, or a script. */
+const VOID = ['meta', 'link', 'base']
+const RAW = ['title', 'style', 'noscript']
+const SCRIPT = 'script'
 /** A tag name, lowercased, as this reader takes one. */
 const TAG_NAME = /^[a-z][a-z0-9-]*$/
-/** An attribute name this reader takes: what a browser reads the same way in every state. */
-const ATTRIBUTE_NAME = /^[^\s"'<>/=]+$/
-const CHARACTER_REFERENCE = /&(#[xX]?[0-9a-fA-F]*|[A-Za-z0-9]*)(;?)/g
-const NAMED: ReadonlyMap<string, string> = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"]])
 /** A `<link` in the body, in any letter case (in a comment or a script too: a plain page has none at all). */
 const LINK_START = /<link[\t\n\f\r />]/gi
-/** What a head `<noscript>` of a plain page holds: links (the inliner's own fallbacks) and nothing a parser reads otherwise with scripting off. */
-const PLAIN_NOSCRIPT = /^(?:[\t\n\f\r ]|<link\b[^<>"']*(?:"[^"]*"[^<>"']*|'[^']*'[^<>"']*)*>)*$/i
+/** What a head `<noscript>` of a plain page holds, from where it begins to its end: links (the inliner's own fallbacks) and nothing a parser reads otherwise with scripting off. */
+const PLAIN_NOSCRIPT = /(?:[\t\n\f\r ]|<link\b[^<>"']*(?:"[^"]*"[^<>"']*|'[^']*'[^<>"']*)*>)*/iy
+/** Start tags that do not simply begin the body where a plain page has them: a browser reads them its own way. */
+const NOT_BODY_START = new Set(['html', 'head', 'body', 'frameset', 'frame', 'template', 'noframes', 'basefont', 'bgsound', 'plaintext'])
 
-/** Thrown where the page is not plain: the reader gives null. */
+/** Thrown where the page is not plain: the reader answers false. */
 class NotPlain extends Error {}
 
 function notPlain(): never {
   throw new NotPlain()
 }
 
-/**
- * An attribute value with its character references decoded, as a browser decodes them in an
- * attribute. Only those it can decode without the table of named references: `&name=` is
- * never a reference there, the five XML names with `;`, and code points that need no
- * replacing; any other `&` makes the page not plain.
- */
-function decodedValue(raw: string): string {
-  if (!raw.includes('&')) return raw
-  return raw.replace(CHARACTER_REFERENCE, (whole: string, body: string, semicolon: string, at: number) => {
-    if (body === '') return whole
-    if (body.startsWith('#')) {
-      const hex = body[1] === 'x' || body[1] === 'X'
-      const digits = body.slice(hex ? 2 : 1)
-      if (semicolon === '' || digits === '' || (!hex && !/^\d+$/.test(digits))) notPlain()
-      const code = Number.parseInt(digits, hex ? 16 : 10)
-      // Controls, surrogates and what is past Unicode are replaced by a browser's own table.
-      if (!((code >= 0x20 && code < 0x7f) || (code >= 0xa0 && code < 0xd800) || (code >= 0xe000 && code <= 0x10ffff && (code & 0xfffe) !== 0xfffe && !(code >= 0xfdd0 && code <= 0xfdef)))) notPlain()
-      return String.fromCodePoint(code)
-    }
-    if (semicolon === ';') return NAMED.get(body) ?? notPlain()
-    // In an attribute, a name followed by `=` is left as it is, whatever it names.
-    return raw.charCodeAt(at + whole.length) === 0x3d ? whole : notPlain()
-  })
+/** Whether `html[from, to)` is `name` (lowercase) in any letter case. */
+function spells(html: string, from: number, to: number, name: string): boolean {
+  if (to - from !== name.length) return false
+  for (let k = 0; k < name.length; k++) {
+    const c = html.charCodeAt(from + k)
+    if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== name.charCodeAt(k)) return false
+  }
+  return true
 }
 
-/** The start tag at `start` (`<` + name), read to its end; its attributes when the outline holds them. */
-function startTag(html: string, start: number): { tag: SourceTag; selfClosing: boolean } {
-  let nameEnd = start + 1
-  while (nameEnd < html.length) {
-    const c = html.charCodeAt(nameEnd)
-    if (isHtmlWhitespace(c) || c === SLASH || c === 0x3e) break
-    nameEnd++
+/** Whether the ASCII-whitespace-separated list `html[from, to)` holds `token` (lowercase) in any letter case, as a DOMTokenList would. */
+function holdsToken(html: string, from: number, to: number, token: string): boolean {
+  let i = from
+  while (i < to) {
+    while (i < to && isHtmlWhitespace(html.charCodeAt(i))) i++
+    const start = i
+    while (i < to && !isHtmlWhitespace(html.charCodeAt(i))) i++
+    if (i > start && spells(html, start, i, token)) return true
   }
-  const name = html.slice(start + 1, nameEnd).toLowerCase()
-  if (!TAG_NAME.test(name)) notPlain()
-  const read = ATTRIBUTES_READ.has(name)
-  const attributes: SourceAttribute[] = []
-  const end = endOfTag(html, nameEnd, (from, to, valueStart, valueEnd) => {
-    const attributeName = html.slice(from, to)
-    if (!ATTRIBUTE_NAME.test(attributeName)) notPlain()
-    const raw = valueStart === null ? '' : html.slice(valueStart, valueEnd)
-    const quoted = valueStart !== null && (html.charCodeAt(valueStart - 1) === 0x22 || html.charCodeAt(valueStart - 1) === 0x27)
-    // An unquoted value holding what a browser reads otherwise than this reader.
-    if (valueStart !== null && !quoted && /["'<=`]/.test(raw)) notPlain()
-    if (!read) return
-    const lower = attributeName.toLowerCase()
-    // A repeated attribute is ignored by browsers: the first counts.
-    if (attributes.some((each) => each.name === lower)) return
-    attributes.push({ name: lower, value: decodedValue(raw), start: from, end: valueStart === null ? to : quoted ? valueEnd + 1 : valueEnd })
-  })
+  return false
+}
+
+/** Where the tag name that begins at `from` ends. */
+function nameEndAt(html: string, from: number): number {
+  let i = from
+  while (i < html.length) {
+    const c = html.charCodeAt(i)
+    if (isHtmlWhitespace(c) || c === SLASH || c === GT) break
+    i++
+  }
+  return i
+}
+
+/** The head element named `html[from, to)` (its name lowercased), or null. */
+function headElement(html: string, from: number, to: number): string | null {
+  for (const name of VOID) if (spells(html, from, to, name)) return name
+  for (const name of RAW) if (spells(html, from, to, name)) return name
+  return spells(html, from, to, SCRIPT) ? SCRIPT : null
+}
+
+/** What the tag being read holds, as far as this reader asks: read through `onAttribute`, with no closure per tag. */
+let tagHtml = ''
+let relSeen = false
+let relFrom = 0
+let relTo = 0
+let marked = false
+let handled = false
+let loaderPreload = false
+
+function onAttribute(from: number, to: number, valueStart: number | null, valueEnd: number): void {
+  const html = tagHtml
+  // An attribute name or unquoted value holding what a browser reads otherwise than this reader.
+  for (let i = from; i < to; i++) {
+    const c = html.charCodeAt(i)
+    if (c === 0x22 || c === 0x27 || c === LT || c === 0x3d) notPlain()
+  }
+  const quoted = valueStart !== null && (html.charCodeAt(valueStart - 1) === 0x22 || html.charCodeAt(valueStart - 1) === 0x27)
+  if (valueStart !== null && !quoted) {
+    for (let i = valueStart; i < valueEnd; i++) {
+      const c = html.charCodeAt(i)
+      if (c === 0x22 || c === 0x27 || c === LT || c === 0x3d || c === 0x60) notPlain()
+    }
+  }
+  // A repeated attribute is ignored by browsers: the first counts.
+  if (spells(html, from, to, 'rel') && !relSeen) {
+    relSeen = true
+    relFrom = valueStart ?? to
+    relTo = valueStart === null ? to : valueEnd
+  } else if (spells(html, from, to, CRITICAL_STYLE_ATTRIBUTE)) marked = true
+  else if (spells(html, from, to, 'onload')) handled = true
+  else if (spells(html, from, to, LOADER_PRELOAD_ATTRIBUTE)) loaderPreload = true
+}
+
+/** Reads the start tag whose name ends at `nameEnd` to its end, which it gives. */
+function startTagEnd(html: string, nameEnd: number): number {
+  tagHtml = html
+  relSeen = false
+  marked = false
+  handled = false
+  loaderPreload = false
+  const end = endOfTag(html, nameEnd, onAttribute)
   if (end === -1) notPlain()
-  return { tag: { name, start, end, attributes }, selfClosing: html.charCodeAt(end - 2) === SLASH }
+  return end
+}
+
+/**
+ * Whether the link just read loads styles where it stands, or could: a stylesheet, a preload
+ * that becomes one (its own `onload`, an earlier loader's mark), an earlier run's, or a `rel`
+ * with a character reference in it (read as whatever it decodes to: it counts).
+ */
+function loadsStyles(html: string): boolean {
+  if (marked || !relSeen) return marked
+  for (let i = relFrom; i < relTo; i++) if (html.charCodeAt(i) === AMPERSAND) return true
+  return holdsToken(html, relFrom, relTo, 'stylesheet') || ((handled || loaderPreload) && holdsToken(html, relFrom, relTo, 'preload'))
 }
 
 /** Past whitespace and comments from `at`; where the next markup begins. */
@@ -118,104 +152,110 @@ function skipSpaceAndComments(html: string, at: number): number {
   }
 }
 
-/** The start tag `name` at `at` (any letter case, then a delimiter), or null when another thing stands there. */
+/** Whether the start tag (or, `end`, end tag) `name` stands at `at`, in any letter case, then a delimiter. */
 function isTag(html: string, at: number, name: string, end = false): boolean {
   const from = at + (end ? 2 : 1)
   if (html.charCodeAt(at) !== LT || (end && html.charCodeAt(at + 1) !== SLASH)) return false
-  if (html.slice(from, from + name.length).toLowerCase() !== name) return false
+  if (!spells(html, from, Math.min(from + name.length, html.length), name)) return false
   const after = html.charCodeAt(from + name.length)
-  return isHtmlWhitespace(after) || after === SLASH || after === 0x3e
+  return isHtmlWhitespace(after) || after === SLASH || after === GT
 }
 
-/** Start tags that do not simply begin the body where a plain page has them: a browser reads them its own way. */
-const NOT_BODY_START = new Set(['html', 'head', 'body', 'frameset', 'frame', 'template', 'noframes', 'basefont', 'bgsound', 'plaintext'])
+const HEAD_END = 0
+const BODY = 1
+const IMPLIED_BODY = 2
+const HEAD_ELEMENT = 3
+const END = 4
 
 /** What stands at `at` in the head or after it: its end, a head element, or where the body begins. */
-function headToken(html: string, at: number): 'head-end' | 'body' | 'implied-body' | 'head-element' | 'end' {
-  if (at >= html.length) return 'end'
-  if (html.charCodeAt(at) !== LT) return 'implied-body'
-  if (isTag(html, at, 'head', true)) return 'head-end'
-  if (isTag(html, at, 'body')) return 'body'
-  const next = html.charCodeAt(at + 1) | 0x20
+function headToken(html: string, at: number): number {
+  if (at >= html.length) return END
+  if (html.charCodeAt(at) !== LT) return IMPLIED_BODY
+  if (isTag(html, at, 'head', true)) return HEAD_END
+  if (isTag(html, at, 'body')) return BODY
+  const second = html.charCodeAt(at + 1)
+  const next = second | 0x20
   // `<` not followed by a letter, `!`, `/` or `?` is text, which begins the body.
-  if (next < 0x61 || next > 0x7a) return html.charCodeAt(at + 1) === BANG || html.charCodeAt(at + 1) === SLASH || html.charCodeAt(at + 1) === 0x3f ? notPlain() : 'implied-body'
-  let nameEnd = at + 1
-  while (nameEnd < html.length && !isHtmlWhitespace(html.charCodeAt(nameEnd)) && html.charCodeAt(nameEnd) !== SLASH && html.charCodeAt(nameEnd) !== 0x3e) nameEnd++
+  if (next < 0x61 || next > 0x7a) return second === BANG || second === SLASH || second === QUESTION ? notPlain() : IMPLIED_BODY
+  const nameEnd = nameEndAt(html, at + 1)
+  if (headElement(html, at + 1, nameEnd) !== null) return HEAD_ELEMENT
   const name = html.slice(at + 1, nameEnd).toLowerCase()
-  if (HEAD_ELEMENTS.has(name)) return 'head-element'
-  return TAG_NAME.test(name) && !NOT_BODY_START.has(name) ? 'implied-body' : notPlain()
+  return TAG_NAME.test(name) && !NOT_BODY_START.has(name) ? IMPLIED_BODY : notPlain()
 }
 
-function read(html: string, options: ScanOptions): HtmlOutline {
-  const outline = emptyOutline(html)
-  const head = new HeadContent(outline)
-  let i = skipSpaceAndComments(html, outline.headPlace)
-  if (html.slice(i, i + 9).toLowerCase() === '<!doctype') {
+/** Reads the page into `found` (see `readPlainHead`). */
+function read(html: string, found: number[]): number {
+  let count = 0
+  let i = skipSpaceAndComments(html, html.charCodeAt(0) === 0xfeff ? 1 : 0)
+  if (spells(html, i, Math.min(i + 9, html.length), '<!doctype')) {
     const end = html.indexOf('>', i)
     if (end === -1) notPlain()
-    outline.headPlace = end + 1
     i = skipSpaceAndComments(html, end + 1)
   }
-  if (isTag(html, i, 'html')) {
-    i = startTag(html, i).tag.end
-    outline.headPlace = i
-    i = skipSpaceAndComments(html, i)
-  }
+  if (isTag(html, i, 'html')) i = skipSpaceAndComments(html, startTagEnd(html, i + 5))
   // A head element with no `<head>` before it opens the head all the same.
-  if (isTag(html, i, 'head')) i = startTag(html, i).tag.end
-  else if (headToken(html, i) !== 'head-element') notPlain()
+  if (isTag(html, i, 'head')) i = startTagEnd(html, i + 5)
+  else if (headToken(html, i) !== HEAD_ELEMENT) notPlain()
   for (;;) {
     i = skipSpaceAndComments(html, i)
     const token = headToken(html, i)
-    if (token !== 'head-element') {
+    if (token !== HEAD_ELEMENT) {
       // `</head>`, `<body>`, or what begins the body without them (text, another element) ends the head where it stands.
-      if (token === 'end') notPlain()
-      head.end(i)
-      if (token === 'head-end') {
+      if (token === END) notPlain()
+      if (token === HEAD_END) {
         i = endOfTag(html, i + '</head'.length)
         if (i === -1) notPlain()
       }
       break
     }
-    const { tag, selfClosing } = startTag(html, i)
-    const kind = HEAD_ELEMENTS.get(tag.name)!
-    i = tag.end
-    if (kind === 'void') {
-      head.add(tag, false, null)
+    const nameEnd = nameEndAt(html, i + 1)
+    const name = headElement(html, i + 1, nameEnd)!
+    const start = i
+    i = startTagEnd(html, nameEnd)
+    if (name === 'link') {
+      if (loadsStyles(html)) {
+        found[count++] = start
+        found[count++] = i
+      }
       continue
     }
-    // `<style/>` opens a style all the same; `scanHtml` reads such a one its own way.
-    if (selfClosing) notPlain()
-    const close = kind === 'script' ? scriptEnd(html, i) : rawTextEnd(html, i, tag.name)
-    if (close === -1 || (tag.name === 'noscript' && !PLAIN_NOSCRIPT.test(html.slice(i, close)))) notPlain()
-    const end = endOfTag(html, close + 2 + tag.name.length)
-    if (end === -1) notPlain()
-    head.add(tag, false, null)
-    if (tag.name === 'style') head.styleClosed(end)
-    i = end
+    if (VOID.includes(name)) continue
+    // `<style/>` opens a style all the same, which the full scan reads its own way; an earlier run's style is replaced by the full inliner only.
+    if (html.charCodeAt(i - 2) === SLASH || (name === 'style' && marked)) notPlain()
+    const close = name === SCRIPT ? scriptEnd(html, i) : rawTextEnd(html, i, name)
+    if (close === -1) notPlain()
+    if (name === 'noscript') {
+      PLAIN_NOSCRIPT.lastIndex = i
+      if (!PLAIN_NOSCRIPT.test(html) || PLAIN_NOSCRIPT.lastIndex !== close) notPlain()
+    }
+    i = endOfTag(html, close + 2 + name.length)
+    if (i === -1) notPlain()
   }
   i = skipSpaceAndComments(html, i)
   const after = headToken(html, i)
-  // A page read to its head's end (a streamed response's head): no body yet, and nothing is asked of it.
-  if (after === 'end') {
-    outline.bodyEnd = i
-    return outline
-  }
-  // Head elements after the head's end go into the head: `linksAfterHead`, which this reader leaves to the full scan.
-  if (after === 'head-element' || after === 'head-end') notPlain()
-  const reading = options.readBody?.(outline) ?? 'all'
-  // The body's end is a reading of the whole body; a link in it, of its tree.
+  // A page read to its head's end (a streamed response's head): no body yet.
+  if (after === END) return count
+  // Head elements after the head's end go into the head, where the full scan follows them.
+  if (after === HEAD_ELEMENT || after === HEAD_END) notPlain()
+  // A link in the body is one of its tree.
   LINK_START.lastIndex = i
-  if (reading === 'all' || LINK_START.test(html)) notPlain()
-  return outline
+  if (LINK_START.test(html)) notPlain()
+  return count
 }
 
-/** The outline `scanHtml(html, options)` gives, where the page is plain; else null. */
-export function plainHeadOutline(html: string, options: ScanOptions = {}): HtmlOutline | null {
+/**
+ * Reads a plain page's head, putting in `found` where each `<link>` there that loads styles
+ * (or could) begins and ends, in document order: `[start, end, start, end, …]` from its
+ * first item on (the array is written over, never made anew). Gives how many offsets it put
+ * there, or -1 where the page is not plain.
+ */
+export function readPlainHead(html: string, found: number[]): number {
   try {
-    return read(html, options)
+    return read(html, found)
   } catch (error) {
-    if (error instanceof NotPlain) return null
+    if (error instanceof NotPlain) return -1
     throw error
+  } finally {
+    tagHtml = ''
   }
 }

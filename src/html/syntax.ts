@@ -135,7 +135,7 @@ export function lastLinkStart(html: string, from: number): number {
 }
 
 /** Where a page's last `<link` begins: a build reads each page's links a few times in a row. */
-const lastLinkIn = forRecentTexts((html) => {
+const lastLinkIn = /* @__PURE__ */ forRecentTexts((html) => {
   let last = -1
   LINK_START.lastIndex = 0
   for (let found = LINK_START.exec(html); found !== null; found = LINK_START.exec(html)) last = found.index

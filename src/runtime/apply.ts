@@ -1,11 +1,12 @@
 /**
  * Request time: a server-rendered page gets its route's critical CSS as the build gives a
- * file its own (the same inliner, strategies and loader), or passes through as it is when the
- * manifest does not cover it: no route matches its URL, or it links other stylesheets than
- * the route's pages did when the build rendered them (another deploy, a page of its own).
+ * file its own (the edits the inliner made on the route's sample, html/head-replay.ts), or
+ * passes through as it is when the manifest does not cover it: no route matches its URL, or
+ * it links other stylesheets than the route's pages did when the build rendered them
+ * (another deploy, a page of its own), or its head is not one the runtime reads.
  */
-import { inlineWithOutline, type InlineResult, type OutlineReader } from '../html/inline-core.ts'
-import { plainHeadOutline } from '../html/plain-head.ts'
+import { replayHeadPlan } from '../html/head-replay.ts'
+import { NONCE_PATTERN, NONCE_RULE } from '../html/nonce.ts'
 import type { LoadedManifest } from './manifest.ts'
 
 export interface ApplyOptions {
@@ -35,20 +36,12 @@ export function applyCriticalCss(html: string, url: string | URL, manifest: Load
   return manifest === null ? html : (inlineRoute(html, url, manifest, options)?.html ?? html)
 }
 
-/**
- * What the inliner made of `html` with its route's CSS (its CSP hashes too), or null when no
- * route matches. `read`: how the page is read (a caller that has read it already gives its outline).
- */
-export function inlineRoute(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}, read: OutlineReader = plainHeadOutline): InlineResult | null {
+/** What the route's edits made of `html`, with the CSP hashes of the styles they put in; null where they were not made. */
+export function inlineRoute(html: string, url: string | URL, manifest: LoadedManifest, options: ApplyOptions = {}): { html: string; hashes: readonly string[] } | null {
+  const { nonce } = options
+  if (nonce !== undefined && (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce))) throw new TypeError(`applyCriticalCss: the \`nonce\` option ${NONCE_RULE}.`)
   const route = options.route === undefined ? routeOf(manifest, url) : (manifest.routes.find((entry) => entry.route === options.route) ?? null)
   if (route === null) return null
-  // The inliner the build uses, over the reader of plain pages: a page it does not read as the build's full scan would is left as it is.
-  return inlineWithOutline(html, route.css, {
-    // Only the sheets the critical CSS was made from, all of them, in their order: else the page keeps its own.
-    onlyWithStylesheets: route.sheets,
-    preload: manifest.preload,
-    ...route.options,
-    ...(manifest.loaderSrc === undefined ? {} : { loaderSrc: manifest.loaderSrc }),
-    ...(options.nonce === undefined ? {} : { nonce: options.nonce }),
-  }, read)
+  const edited = replayHeadPlan(html, route.head, nonce)
+  return edited === null ? null : { html: edited, hashes: route.head.hashes }
 }

@@ -6,7 +6,7 @@
  * them unless it allows every inline style already (`'unsafe-inline'` with no hash or nonce,
  * which a hash would revoke).
  */
-import { NONCE_PATTERN } from '../html/inline-core.ts'
+import { NONCE_PATTERN } from '../html/nonce.ts'
 
 const QUOTED = /^'(?:sha(?:256|384|512)-|nonce-)/i
 const NONCE_SOURCE = /^'nonce-([^']+)'$/i

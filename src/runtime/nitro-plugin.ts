@@ -5,7 +5,7 @@
  */
 // Resolved by the build to the manifest beside this bundle (core/server-manifest-module.ts).
 import manifestUrl from 'virtual:unplugin-critical-css/manifest'
-import { NONCE_PATTERN } from '../html/inline-core.ts'
+import { NONCE_PATTERN } from '../html/nonce.ts'
 import { applyCriticalCss } from './apply.ts'
 import { manifestAt } from './manifest-file.ts'
 

@@ -1,12 +1,10 @@
 /**
  * A server's `Response` with its route's critical CSS (Astro's middleware, anything with
- * WHATWG responses). A streamed page stays streamed: where the strategy edits only the head,
- * only the head (through `</head>`) is read and edited, and the rest of the body passes on as
- * it comes, byte for byte; else the whole page is read. A 200 HTML answer the manifest does
- * not cover is given back with its own bytes.
+ * WHATWG responses). A streamed page stays streamed: only the head (through `</head>`) is
+ * read and edited, and the rest of the body passes on as it comes, byte for byte; a page with
+ * no head end is read whole. A 200 HTML answer the manifest does not cover is given back with
+ * its own bytes.
  */
-import { plainHeadOutline } from '../html/plain-head.ts'
-import { STRATEGIES } from '../html/strategies.ts'
 import { inlineRoute, type ApplyOptions } from './apply.ts'
 import { policyNonce, withStyleHashes } from './csp.ts'
 import type { LoadedManifest } from './manifest.ts'
@@ -62,11 +60,8 @@ export async function withCriticalCss(response: Response, url: string | URL, man
       const found = HEAD_END.exec(text)
       if (found !== null) headEnd = found.index + found[0].length
     }
-    const head = headEnd === -1 ? null : plainHeadOutline(text.slice(0, headEnd), { readBody: () => 'nothing' })
-    // A head the runtime does not read (html/plain-head.ts): the page goes on as it is, nothing more waited for.
-    if (headEnd !== -1 && head === null) return new Response(joined(received, ended ? null : reader), response)
-    // The strategy puts something at the body's end for this head (`body`), or there was no head end: the whole page.
-    const whole = head === null || STRATEGIES[manifest.preload].needsBodyEnd(head)
+    // No head end: the whole page, to be read as a page with an implied one.
+    const whole = headEnd === -1
     if (whole && !ended) {
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
         received.push(read.value)
@@ -79,18 +74,16 @@ export async function withCriticalCss(response: Response, url: string | URL, man
     const policies = POLICY_HEADERS.map((name) => response.headers.get(name)).filter((policy) => policy !== null)
     // The nonce the server put on its own tags this time, unless the caller gave one.
     const nonce = options.nonce ?? policies.map(policyNonce).find((found) => found !== undefined)
-    // The head read above is the part's whole outline: it is not read again.
-    const result = inlineRoute(part, url, manifest, nonce === undefined ? options : { ...options, nonce }, whole ? undefined : () => head)
-    if (result === null || !result.changed) return new Response(joined(received, ended ? null : reader), response)
+    const result = inlineRoute(part, url, manifest, nonce === undefined ? options : { ...options, nonce })
+    if (result === null) return new Response(joined(received, ended ? null : reader), response)
     const headers = new Headers(response.headers)
     // The body is longer now; a digest of the old one would be wrong too.
     headers.delete('content-length')
     headers.delete('content-md5')
     // A policy that allows only the inline styles it names (Astro's `security.csp`) must name ours.
-    const hashes = [...(result.cspHash === null ? [] : [result.cspHash]), ...result.inlinedWhole.map((sheet) => sheet.cspHash)]
     for (const name of POLICY_HEADERS) {
       const policy = headers.get(name)
-      if (policy !== null) headers.set(name, withStyleHashes(policy, hashes))
+      if (policy !== null) headers.set(name, withStyleHashes(policy, result.hashes))
     }
     // What follows the part goes on as the server sent it: the bytes after its own, not text encoded again.
     const after = concat(received).subarray(Buffer.byteLength(part))

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigurationError, StrictModeError } from '../../src/core/errors.ts'
 import { resolveOptions } from '../../src/core/options.ts'
 import { renderServerRoutes, type ServerRoutesInput } from '../../src/core/server-routes.ts'
+import { MANIFEST_VERSION } from '../../src/runtime/manifest.ts'
 import { until } from '../fixtures/until.ts'
 
 const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url))
@@ -131,7 +132,7 @@ describe('server routes: bad input', () => {
     ])
     expect(lines.some((line) => /Chromium/.test(line))).toBe(false)
     // A manifest with no route: every response passes through as it is.
-    expect(JSON.parse(readFileSync(join(given.serverDir, 'critical-css.json'), 'utf8'))).toMatchObject({ version: 1, routes: [] })
+    expect(JSON.parse(readFileSync(join(given.serverDir, 'critical-css.json'), 'utf8'))).toMatchObject({ version: MANIFEST_VERSION, routes: [] })
     expect(await readdir(given.staticDir)).toEqual([])
   })
 

@@ -3,28 +3,30 @@ import { describe, expect, it } from 'vitest'
 import { inlineCriticalCss } from '../../src/html/inline.ts'
 import type { PageInlineInputs } from '../../src/html/inline-inputs.ts'
 import { applyCriticalCss, loadManifest, ManifestError, routeOf, type CriticalCssManifest } from '../../src/runtime.ts'
+import { manifestRoute } from '../fixtures/manifest-route.ts'
 
 const CSS = '.hero{min-height:100vh}'
 const page = (links: string[], body = '<h1 class="hero">Hi</h1>'): string =>
   `<!doctype html><html><head><meta charset="utf-8"><title>t</title>${links.map((href) => `<link rel="stylesheet" href="${href}">`).join('')}</head><body>${body}</body></html>`
 
-/** A route whose pages need nothing but the CSS: no sheet unread, inlined whole, looked up, no font preloaded. */
-const NO_INPUTS: PageInlineInputs = { keepBlocking: [], wholeSheets: null, lookedUp: [], fontPreloads: [] }
+const HOW = { preload: 'loader', loaderSrc: '/critical-css-loader.0123abcd.js' } as const
+const APP = page(['/assets/app.css'])
+/** A route made on `sample` as a build makes it, its pages needing nothing but the CSS unless `inputs` say so. */
+const route = (name: string, css: string, sample = APP, inputs: Partial<PageInlineInputs> = {}) => manifestRoute(name, sample, css, HOW, inputs)
 
 const MANIFEST: CriticalCssManifest = {
-  version: 1,
-  preload: 'loader',
-  loaderSrc: '/critical-css-loader.0123abcd.js',
+  version: 2,
+  ...HOW,
   base: '/',
   routes: [
-    { route: '/[...rest]', sheets: ['/assets/app.css'], css: '.rest{}', ...NO_INPUTS },
-    { route: '/blog/[slug]', sheets: ['/assets/app.css', '/assets/blog.css'], css: CSS, ...NO_INPUTS },
-    { route: '/blog/new', sheets: ['/assets/app.css'], css: '.new{}', ...NO_INPUTS },
-    { route: '/', sheets: ['/assets/app.css'], css: '.home{}', ...NO_INPUTS },
-    { route: '/shop/(group)/[[lang]]/items/:id', sheets: [], css: '.item{}', ...NO_INPUTS },
-    { route: '/posts/:slug()', sheets: [], css: '.post{}', ...NO_INPUTS },
-    { route: '/news/:lang?', sheets: [], css: '.news{}', ...NO_INPUTS },
-    { route: '/docs/:path(.*)*', sheets: [], css: '.docs{}', ...NO_INPUTS },
+    route('/[...rest]', '.rest{}'),
+    route('/blog/[slug]', CSS, page(['/assets/app.css', '/assets/blog.css'])),
+    route('/blog/new', '.new{}'),
+    route('/', '.home{}'),
+    route('/shop/(group)/[[lang]]/items/:id', '.item{}'),
+    route('/posts/:slug()', '.post{}'),
+    route('/news/:lang?', '.news{}'),
+    route('/docs/:path(.*)*', '.docs{}'),
   ],
 }
 
@@ -71,6 +73,9 @@ describe('applyCriticalCss', () => {
     expect(applyCriticalCss(html, '/blog/first-post', loaded)).toBe(expected)
     expect(applyCriticalCss(html, '/blog/first-post', loaded, { nonce: 'abc123' })).toBe(inlineCriticalCss(html, CSS, { preload: 'loader', loaderSrc: MANIFEST.loaderSrc!, nonce: 'abc123' }).html)
     expect(expected).toContain(`<style data-critical-css>${CSS}</style>`)
+    // Another page of the route: another title, other metas and scripts, another body.
+    const other = page(['/assets/app.css', '/assets/blog.css'], '<h1 class="hero">Another</h1><script>var x = "</head>"</script>').replace('<title>t</title>', '<title>Another post &amp; more</title><meta name="description" content="x"><link rel="canonical" href="/blog/another?x=1&amp;y=2"><script type="module" src="/a.js"></script>')
+    expect(applyCriticalCss(other, '/blog/another', loaded, { nonce: 'abc123' })).toBe(inlineCriticalCss(other, CSS, { preload: 'loader', loaderSrc: MANIFEST.loaderSrc!, nonce: 'abc123' }).html)
   })
 
   it('passes a page through as it is (the same string) when no route matches, or it links other sheets than the route’s pages did', () => {
@@ -84,18 +89,18 @@ describe('applyCriticalCss', () => {
 
   it('a route’s inputs act as a built file’s: a sheet the render could not read stays blocking, a small sheet goes in whole, fonts are preloaded', () => {
     const html = page(['/assets/app.css', '/assets/blog.css'])
-    const route = (inputs: Partial<PageInlineInputs>) => loadManifest({ ...MANIFEST, routes: [{ ...MANIFEST.routes[1]!, ...inputs }] })
+    const withInputs = (inputs: Partial<PageInlineInputs>) => loadManifest({ ...MANIFEST, routes: [route('/blog/[slug]', CSS, page(['/assets/app.css', '/assets/blog.css'], '<p>the sample</p>'), inputs)] })
     const expected = (inputs: Parameters<typeof inlineCriticalCss>[2]) => inlineCriticalCss(html, CSS, { preload: 'loader', loaderSrc: MANIFEST.loaderSrc!, ...inputs }).html
 
-    const blocking = applyCriticalCss(html, '/blog/a', route({ keepBlocking: ['/assets/blog.css'] }))
+    const blocking = applyCriticalCss(html, '/blog/a', withInputs({ keepBlocking: ['/assets/blog.css'] }))
     expect(blocking).toBe(expected({ keepBlocking: (href) => href === '/assets/blog.css' }))
     expect(blocking).toContain('<link rel="stylesheet" href="/assets/blog.css">')
 
-    const whole = applyCriticalCss(html, '/blog/a', route({ wholeSheets: { '/assets/app.css': '.app{color:red}', '/assets/blog.css': '.blog{color:blue}' } }))
+    const whole = applyCriticalCss(html, '/blog/a', withInputs({ wholeSheets: { '/assets/app.css': '.app{color:red}', '/assets/blog.css': '.blog{color:blue}' } }))
     expect(whole).toContain('.app{color:red}')
     expect(whole).not.toContain('href="/assets/app.css"')
 
-    const fonts = applyCriticalCss(html, '/blog/a', route({ fontPreloads: ['/fonts/a.woff2'] }))
+    const fonts = applyCriticalCss(html, '/blog/a', withInputs({ fontPreloads: ['/fonts/a.woff2'] }))
     expect(fonts).toBe(expected({ fontPreloads: ['/fonts/a.woff2'] }))
     expect(fonts).toContain('href="/fonts/a.woff2"')
   })
@@ -110,19 +115,18 @@ describe('loadManifest', () => {
   it('refuses what is not a manifest, naming the field and saying to build again', () => {
     const cases: [unknown, RegExp][] = [
       [null, /^The critical CSS manifest is not an object: build again to write it\.$/],
-      [{ ...MANIFEST, version: 2 }, /manifest version is 2, not 1/],
-      [{ ...MANIFEST, preload: 'eager' }, /manifest preload is "eager", not one of loader, body, media, swap, none/],
-      [{ ...MANIFEST, loaderSrc: undefined }, /manifest loaderSrc is missing, which preload 'loader' needs/],
+      [{ ...MANIFEST, version: 1 }, /manifest version is 1, not 2 \(a build of another release wrote it\)/],
       [{ ...MANIFEST, base: 'docs' }, /manifest base is not a path that starts and ends with \//],
-      [{ ...MANIFEST, loaderSrc: '/loader.js" onload="x' }, /manifest loaderSrc is not a URL with no space, quote or angle bracket/],
-      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], fontPreloads: [''] }] }, /manifest routes\[0\]\.fontPreloads has an empty URL/],
       [{ ...MANIFEST, routes: [{ route: 'blog', sheets: [], css: '' }] }, /manifest routes\[0\]\.route is not a path starting with \//],
       [{ ...MANIFEST, routes: [{ route: '/', sheets: [1], css: '' }] }, /manifest routes\[0\]\.sheets is not a list of strings/],
       [{ ...MANIFEST, routes: [MANIFEST.routes[0], MANIFEST.routes[0]] }, /manifest routes\[1\]\.route names \/\[\.\.\.rest\] a second time/],
-      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], keepBlocking: undefined }] }, /manifest routes\[0\]\.keepBlocking is not a list of strings/],
-      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], wholeSheets: ['.a{}'] }] }, /manifest routes\[0\]\.wholeSheets is neither null nor an object of stylesheet texts by href/],
-      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], wholeSheets: { '/a.css': 1 } }] }, /manifest routes\[0\]\.wholeSheets is neither null/],
-      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], fontPreloads: '/a.woff2' }] }, /manifest routes\[0\]\.fontPreloads is not a list of strings/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], head: undefined }] }, /manifest routes\[0\]\.head is not an object/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], head: { ...MANIFEST.routes[0]!.head, links: '<link>' } }] }, /manifest routes\[0\]\.head\.links is not a list of strings/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], head: { ...MANIFEST.routes[0]!.head, styleBefore: 1 } }] }, /manifest routes\[0\]\.head\.styleBefore is not the index of a link/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], head: { ...MANIFEST.routes[0]!.head, style: null } }] }, /manifest routes\[0\]\.head\.styleBefore is not -1 \(no style\)/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], head: { ...MANIFEST.routes[0]!.head, style: [] } }] }, /manifest routes\[0\]\.head\.style is neither null nor a list of strings/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], head: { ...MANIFEST.routes[0]!.head, rewrites: [] } }] }, /manifest routes\[0\]\.head\.rewrites is not a text or null for each link/],
+      [{ ...MANIFEST, routes: [{ ...MANIFEST.routes[0], head: { ...MANIFEST.routes[0]!.head, hashes: undefined } }] }, /manifest routes\[0\]\.head\.hashes is not a list of strings/],
     ]
     for (const [value, message] of cases) {
       const error = (() => {
