@@ -11,7 +11,7 @@
  * per page but the offsets it reports: names are compared where they stand.
  */
 import { CRITICAL_STYLE_ATTRIBUTE, LOADER_PRELOAD_ATTRIBUTE } from './outline.ts'
-import { endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd } from './syntax.ts'
+import { endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd, tagNameEnd } from './syntax.ts'
 
 const LT = 0x3c
 const GT = 0x3e
@@ -60,17 +60,6 @@ function holdsToken(html: string, from: number, to: number, token: string): bool
     if (i > start && spells(html, start, i, token)) return true
   }
   return false
-}
-
-/** Where the tag name that begins at `from` ends. */
-function nameEndAt(html: string, from: number): number {
-  let i = from
-  while (i < html.length) {
-    const c = html.charCodeAt(i)
-    if (isHtmlWhitespace(c) || c === SLASH || c === GT) break
-    i++
-  }
-  return i
 }
 
 /** The head element named `html[from, to)` (its name lowercased), or null. */
@@ -177,7 +166,7 @@ function headToken(html: string, at: number): number {
   const next = second | 0x20
   // `<` not followed by a letter, `!`, `/` or `?` is text, which begins the body.
   if (next < 0x61 || next > 0x7a) return second === BANG || second === SLASH || second === QUESTION ? notPlain() : IMPLIED_BODY
-  const nameEnd = nameEndAt(html, at + 1)
+  const nameEnd = tagNameEnd(html, at + 1)
   if (headElement(html, at + 1, nameEnd) !== null) return HEAD_ELEMENT
   const name = html.slice(at + 1, nameEnd).toLowerCase()
   return TAG_NAME.test(name) && !NOT_BODY_START.has(name) ? IMPLIED_BODY : notPlain()
@@ -208,7 +197,7 @@ function read(html: string, found: number[]): number {
       }
       break
     }
-    const nameEnd = nameEndAt(html, i + 1)
+    const nameEnd = tagNameEnd(html, i + 1)
     const name = headElement(html, i + 1, nameEnd)!
     const start = i
     i = startTagEnd(html, nameEnd)

@@ -11,7 +11,7 @@
  * that do not matter here.
  */
 import { RAW_TEXT } from './elements.ts'
-import { asciiLowercase, asciiTokens, endOfTag, isHtmlWhitespace, rawTextEnd, scriptEnd } from './syntax.ts'
+import { asciiLowercase, asciiTokens, endOfTag, rawTextEnd, scriptEnd, tagNameEnd } from './syntax.ts'
 
 const BANG = 0x21
 const SLASH = 0x2f
@@ -27,16 +27,6 @@ function isAsciiAlpha(code: number): boolean {
   return (code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a
 }
 
-/** Where the tag name starting at `from` ends. */
-function nameEnd(html: string, from: number): number {
-  let i = from
-  while (i < html.length) {
-    const c = html.charCodeAt(i)
-    if (isHtmlWhitespace(c) || c === SLASH || c === GT) break
-    i++
-  }
-  return i
-}
 
 /** The first value of each attribute `wanted` names (lowercase), raw as the source has it. */
 function attributesOf(html: string, from: number, wanted: readonly string[]): { end: number; values: Map<string, string> } {
@@ -79,7 +69,7 @@ export function renderKeyParts(html: string, onPart: (part: string) => void): vo
     else if (next === BANG || next === QUESTION || (next === SLASH && !isAsciiAlpha(html.charCodeAt(i + 2)))) {
       // Doctypes, bogus comments, `</>`: they end at the first `>`.
       after = html.indexOf('>', i + 1) + 1 || -1
-    } else if (next === SLASH) after = endOfTag(html, nameEnd(html, i + 2))
+    } else if (next === SLASH) after = endOfTag(html, tagNameEnd(html, i + 2))
     else if (isAsciiAlpha(next)) after = startTag(html, i, cuts)
     else after = i + 1
     if (after === -1) break
@@ -96,7 +86,7 @@ export function renderKeyParts(html: string, onPart: (part: string) => void): vo
 
 /** Reads the start tag at `at` and, for a raw-text element, its text; returns where reading goes on (-1: nowhere). */
 function startTag(html: string, at: number, cuts: [number, number, string][]): number {
-  const stop = nameEnd(html, at + 1)
+  const stop = tagNameEnd(html, at + 1)
   const length = stop - at - 1
   if (length >= 32 || !READ_SHAPES.has((html.charCodeAt(at + 1) | 0x20) * 32 + length)) return endOfTag(html, stop)
   const name = asciiLowercase(html.slice(at + 1, stop))

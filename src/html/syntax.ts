@@ -60,6 +60,17 @@ export function asciiTokens(text: string): string[] {
   return tokens
 }
 
+/** Where the tag name that begins at `from` ends: at whitespace, '/' or '>'. */
+export function tagNameEnd(html: string, from: number): number {
+  let i = from
+  while (i < html.length) {
+    const c = html.charCodeAt(i)
+    if (isHtmlWhitespace(c) || c === SLASH || c === GT) break
+    i++
+  }
+  return i
+}
+
 /** An attribute as a tag's source spells it: its name's span, and its value's (null when it has none), quotes left out. */
 export type AttributeSpan = (nameStart: number, nameEnd: number, valueStart: number | null, valueEnd: number) => void
 
