@@ -4,8 +4,10 @@
  * checks every framework passes): the handle gives each page of a covered route its CSS, and
  * an error page of a covered route, a page's data and a path no route has go out as kit made
  * them. With kit's CSP nonces, what the runtime adds carries the nonce kit gave the response;
+ * with its hashes, the policy kit sends names the critical style's;
  * below a `paths.base`, every route is rendered there.
  */
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
@@ -37,6 +39,30 @@ describeServerRoutes(
           const [loaded, first] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
           expect(compareScreenshots(loaded, first).differentPixels, `${path} first screen`).toBe(0)
           // Waits until the loader has given every deferred link its media back: only a script with the nonce runs.
+          const [before, after] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false, true), screen(browser, app, path, VIEWPORTS[0]!, false, true)])
+          expect(compareScreenshots(before, after).differentPixels, `${path} loaded`).toBe(0)
+        }
+      } finally {
+        await Promise.all([app.stop(), browser.close()])
+      }
+    }, 180_000)
+
+    it('with kit’s CSP hashes (inline styles only by hash), the policy kit sends names the critical style’s hash, and the page paints and loads as the plain app’s', async () => {
+      const out = join(apps.root, 'build-csp-hash')
+      const built = await buildSvelteKitServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': SAMPLED } }, { UCC_KIT_CSP: 'hash', UCC_KIT_OUT: out })
+      expect(built.code, output(built)).toBe(0)
+      const app = await startSvelteKitServer(apps.root, out)
+      const browser = await launchChromium()
+      try {
+        for (const path of [SAMPLED, '/posts/not-sampled']) {
+          const response = await fetch(`${app.origin}${path}`)
+          const html = await response.text()
+          const style = /<style data-critical-css>([^<]*)<\/style>/.exec(html)?.[1]
+          expect(style, path).toBeDefined()
+          const styleSrc = (response.headers.get('content-security-policy') ?? '').split(';').find((directive) => directive.trim().startsWith('style-src'))
+          expect(styleSrc, path).toContain(`'sha256-${createHash('sha256').update(style!).digest('base64')}'`)
+          const [loaded, first] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
+          expect(compareScreenshots(loaded, first).differentPixels, `${path} first screen`).toBe(0)
           const [before, after] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false, true), screen(browser, app, path, VIEWPORTS[0]!, false, true)])
           expect(compareScreenshots(before, after).differentPixels, `${path} loaded`).toBe(0)
         }
