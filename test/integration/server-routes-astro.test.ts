@@ -2,7 +2,8 @@
  * Issue 50, Astro 7 end to end: a server app (`output: 'server'`, the node adapter standalone)
  * built with our integration and without it (test/fixtures/server-route-checks.ts has the
  * checks every framework passes). Here too: with \`security.csp\` the policy names the critical
- * style; a post that links a sheet of its own passes through; and a server whose manifest is
+ * style; below a base every route is rendered there; a post that links a sheet of its own
+ * passes through; and a server whose manifest is
  * missing or broken serves its pages as they are.
  */
 import { createHash } from 'node:crypto'
@@ -12,6 +13,7 @@ import { expect, it } from 'vitest'
 import { buildAstroServerApp, createAstroServerApp, removeAstroServerApp, SERVER_OUT, startAstroServer } from '../fixtures/astro-server-app.ts'
 import { launchChromium } from '../fixtures/browser.ts'
 import { output } from '../fixtures/frameworks.ts'
+import { CRITICAL } from '../fixtures/html.ts'
 import { get, screen } from '../fixtures/running-app.ts'
 import { describeServerRoutes, NOT_SAMPLED, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
 import { compareScreenshots } from '../fixtures/site-view.ts'
@@ -33,6 +35,25 @@ describeServerRoutes(
     uncovered: ['/posts/styled', '/posts/nope', '/robots.txt', '/no-such-page'],
   },
   (apps) => {
+    it('below a `base`, every route is rendered from its page there and its pages get their CSS and a loader that is served', async () => {
+      const out = join(apps.root, 'dist-docs')
+      const built = await buildAstroServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': `/docs${SAMPLED}` } }, { UCC_ASTRO_BASE: '/docs', UCC_ASTRO_OUT: out })
+      expect(built.code, output(built)).toBe(0)
+      expect(output(built)).toMatch(/4 server routes get critical CSS at request time: \/about \(from \/docs\/about\), .*\/posts\/\[slug\] \(from \/docs\/posts\/hello\)/)
+      const app = await startAstroServer(apps.root, out)
+      try {
+        for (const path of [`/docs${SAMPLED}`, `/docs${NOT_SAMPLED}`, '/docs/about', '/docs/blog']) {
+          const html = (await get(app, path)).body.toString('utf8')
+          expect(html, path).toMatch(CRITICAL)
+          const loader = /<script src="([^"]*critical-css-loader\.[0-9a-f]{8}\.js)" async><\/script>/.exec(html)?.[1]
+          expect(loader, path).toMatch(/^\/docs\//)
+          expect((await get(app, loader!)).status, loader).toBe(200)
+        }
+      } finally {
+        await app.stop()
+      }
+    }, 180_000)
+
     it('with `security.csp`, the policy Astro sends names the critical style, and the first screen with every stylesheet held back is the plain app’s loaded one', async () => {
       const out = join(apps.root, 'dist-csp')
       const built = await buildAstroServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!] }, { UCC_ASTRO_CSP: '1', UCC_ASTRO_OUT: out })
