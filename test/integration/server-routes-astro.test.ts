@@ -2,14 +2,15 @@
  * Issue 50, Astro 7 end to end: a server app (`output: 'server'`, the node adapter standalone)
  * built with our integration and without it (test/fixtures/server-route-checks.ts has the
  * checks every framework passes). Here too: with \`security.csp\` the policy names the critical
- * style; below a base every route is rendered there; a post that links a sheet of its own
+ * style; below a base every route is rendered there; Astro 5 with @astrojs/node 9 too; a post that links a sheet of its own
  * passes through; and a server whose manifest is
  * missing or broken serves its pages as they are.
  */
 import { createHash } from 'node:crypto'
-import { cp, rm, writeFile } from 'node:fs/promises'
+import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
+import { applyCriticalCss, loadManifest } from '../../src/runtime.ts'
 import { buildAstroServerApp, createAstroServerApp, removeAstroServerApp, SERVER_OUT, startAstroServer } from '../fixtures/astro-server-app.ts'
 import { launchChromium } from '../fixtures/browser.ts'
 import { output } from '../fixtures/frameworks.ts'
@@ -35,6 +36,35 @@ describeServerRoutes(
     uncovered: ['/posts/styled', '/posts/nope', '/robots.txt', '/no-such-page'],
   },
   (apps) => {
+    it('on Astro 5 with @astrojs/node 9, a sampled and an unsampled page are the plain app’s with their route’s CSS inserted, and their first screen with every stylesheet held back is the plain app’s loaded one', async () => {
+      const root = await createAstroServerApp('astro5')
+      const browser = await launchChromium()
+      const running: Awaited<ReturnType<typeof startAstroServer>>[] = []
+      try {
+        const plainOut = join(root, 'dist-plain')
+        const plainBuild = await buildAstroServerApp(root, null, { UCC_ASTRO_OUT: plainOut })
+        expect(plainBuild.code, output(plainBuild)).toBe(0)
+        const built = await buildAstroServerApp(root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': SAMPLED } })
+        expect(built.code, output(built)).toBe(0)
+        expect(output(built)).toMatch(/4 server routes get critical CSS at request time/)
+        const manifest = loadManifest(JSON.parse(await readFile(join(root, SERVER_OUT, 'server', 'critical-css.json'), 'utf8')))
+        const plain = await startAstroServer(root, plainOut)
+        running.push(plain)
+        const app = await startAstroServer(root, SERVER_OUT)
+        running.push(app)
+        for (const path of [SAMPLED, NOT_SAMPLED, '/about']) {
+          const [before, after] = await Promise.all([get(plain, path), get(app, path)])
+          expect(after.body.toString('utf8'), path).toMatch(CRITICAL)
+          expect(after.body.toString('utf8'), path).toBe(applyCriticalCss(before.body.toString('utf8'), path, manifest))
+          const [loaded, first] = await Promise.all([screen(browser, plain, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
+          expect(compareScreenshots(loaded, first).differentPixels, `${path} first screen`).toBe(0)
+        }
+      } finally {
+        await Promise.all([...running.map((each) => each.stop()), browser.close()])
+        await removeAstroServerApp(root)
+      }
+    }, 240_000)
+
     it('below a `base`, every route is rendered from its page there and its pages get their CSS and a loader that is served', async () => {
       const out = join(apps.root, 'dist-docs')
       const built = await buildAstroServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': `/docs${SAMPLED}` } }, { UCC_ASTRO_BASE: '/docs', UCC_ASTRO_OUT: out })
