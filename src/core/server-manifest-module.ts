@@ -15,6 +15,15 @@ const RESOLVED = `\0${MANIFEST_MODULE}`
 /** Stands for the manifest's path from the chunk until the chunk is written. */
 const PLACEHOLDER = '__UNPLUGIN_CRITICAL_CSS_MANIFEST__'
 
+/**
+ * `path` (`./…` or `../…`) in `placeholder`'s place, padded to its length where shorter: the
+ * spaces after it, which a URL's parser drops, keep every later column of the line where the
+ * bundle's source map has it.
+ */
+function inPlaceOf(placeholder: string, path: string): string {
+  return (path.startsWith('.') ? path : `./${path}`).padEnd(placeholder.length)
+}
+
 /** The part of a Vite plugin this one is: structural, so no Vite types leak into ours. */
 export interface ManifestModulePlugin {
   name: string
@@ -35,7 +44,7 @@ export function serverManifestModule(importMetaUrl: ImportMetaUrl = 'chunk'): Ma
     renderChunk(code, chunk) {
       if (!code.includes(PLACEHOLDER)) return null
       const path = importMetaUrl === 'entry' ? MANIFEST_FILE : posix.relative(posix.dirname(chunk.fileName), MANIFEST_FILE)
-      return { code: code.replaceAll(PLACEHOLDER, path.startsWith('.') ? path : `./${path}`), map: null }
+      return { code: code.replaceAll(PLACEHOLDER, inPlaceOf(PLACEHOLDER, path)), map: null }
     },
   }
 }
@@ -53,7 +62,7 @@ export async function manifestPathEdits(serverDir: string): Promise<Map<string, 
     const text = await readFile(file, 'utf8')
     if (!text.includes(MANIFEST_PATH_PLACEHOLDER)) continue
     const path = relative(dirname(file), join(serverDir, MANIFEST_FILE)).split(sep).join('/')
-    edits.set(file, text.replaceAll(MANIFEST_PATH_PLACEHOLDER, path.startsWith('.') ? path : `./${path}`))
+    edits.set(file, text.replaceAll(MANIFEST_PATH_PLACEHOLDER, inPlaceOf(MANIFEST_PATH_PLACEHOLDER, path)))
   }
   return edits
 }

@@ -9,12 +9,14 @@
  */
 import { MANIFEST_FILE } from './manifest.ts'
 
-export const MANIFEST_PATH_PLACEHOLDER = '__UNPLUGIN_CRITICAL_CSS_MANIFEST_PATH__'
+/** Long enough for a path from a file a dozen folders down; the path is written in with spaces after it to this length. */
+export const MANIFEST_PATH_PLACEHOLDER = '__UNPLUGIN_CRITICAL_CSS_MANIFEST_PATH_____________________________________________'
 
 // A variable, not the literal in `new URL(…)`: a bundler would make that an asset of its own.
 const manifestPath: string = MANIFEST_PATH_PLACEHOLDER
 
 /** The manifest's URL, or null where the build has not written its place (yet). */
 export function writtenManifestUrl(): URL | null {
-  return manifestPath.endsWith(MANIFEST_FILE) ? new URL(manifestPath, import.meta.url) : null
+  const path = manifestPath.trimEnd()
+  return path.endsWith(MANIFEST_FILE) ? new URL(path, import.meta.url) : null
 }
