@@ -91,6 +91,17 @@ const NITRO_PLUGIN = fileURLToPath(new URL('./nuxt-nitro-plugin.mjs', import.met
 /** The Nitro preset whose server the build can start: `node .output/server/index.mjs`. */
 const NODE_SERVER = 'node-server'
 
+/**
+ * Why a server build's pages rendered per request get no critical CSS, said once it is
+ * built; null where they get theirs (or it renders none: `nuxt generate`, dev).
+ */
+function perRequestPagesLeft(nitro: { options: { dev?: boolean; static?: boolean; preset?: string } }, ssr: boolean | undefined): string | null {
+  if (nitro.options.dev || nitro.options.static) return null
+  if (ssr === false) return 'with `ssr: false` the server sends every page as one shell that the browser renders, so no page rendered per request gets critical CSS'
+  if (nitro.options.preset !== NODE_SERVER) return `with Nitro's \`${nitro.options.preset ?? 'unknown'}\` preset, pages rendered per request get no critical CSS: the build renders them by starting the server it built, which the \`${NODE_SERVER}\` preset makes (\`nitro: { preset: '${NODE_SERVER}' }\`); prerendered pages got theirs`
+  return null
+}
+
 /** Every page route with its full path (`/posts/:slug()`), children joined to their parents as vue-router does. */
 function pagePaths(pages: readonly NuxtPageLike[], parent = ''): string[] {
   return pages.flatMap((page) => {
@@ -120,7 +131,8 @@ const criticalCss: NuxtModuleLike = Object.assign(
     })
     nuxt.hook('nitro:init', (nitro) => {
       // A server that renders pages and that the build can start: its pages get their CSS per request.
-      const server = !nitro.options.dev && !nitro.options.static && nuxt.options.ssr !== false && nitro.options.preset === NODE_SERVER && resolved.options.enabled !== false
+      const left = perRequestPagesLeft(nitro, nuxt.options.ssr)
+      const server = !nitro.options.dev && !nitro.options.static && left === null && resolved.options.enabled !== false
       if (server) {
         nitro.options.plugins.push(NITRO_PLUGIN)
         // Bundled, not left for the server to import from node_modules: it imports the manifest module.
@@ -163,6 +175,7 @@ const criticalCss: NuxtModuleLike = Object.assign(
           const { written } = await processResolvedDirectory(folder, resolved, { root: nuxt.options.rootDir, logger: log, projectSheets: true })
           if (nitro.options.compressPublicAssets) await recompress(folder, written)
         }
+        if (left !== null) log.info(`critical CSS: ${left}.`)
         if (!server) return
         const routes = serverRoutes(pagePaths(pages), new Set(prerendered.flatMap(({ route }) => (route === undefined ? [] : [route]))), nuxt.options.app.baseURL, resolved.options.samples)
         await renderServerRoutes(resolved.options, {

@@ -4,8 +4,10 @@
  * framework passes): the Nitro plugin gives each page of a covered route its CSS, and an
  * error page of a covered route, a payload and a file go out as Nitro made them. Under a
  * nonce policy as nuxt-security sets one, what the plugin adds carries the request's nonce;
- * below an `app.baseURL`, pages get their CSS and the loader is found there.
+ * below an `app.baseURL`, pages get their CSS and the loader is found there; another preset
+ * gets none, and the log says why.
  */
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { launchChromium } from '../fixtures/browser.ts'
@@ -31,6 +33,23 @@ describeServerRoutes(
     uncovered: ['/posts/nope', '/no-such-page', '/posts/hello/_payload.json'],
   },
   (apps) => {
+    it('with another Nitro preset, the build says its pages rendered per request get no critical CSS and why, and writes no manifest', async () => {
+      const root = await createNuxtServerApp()
+      try {
+        const built = await buildNuxtServerApp(root, { cache: false, samples: { '/posts/:slug()': SAMPLED } }, { NITRO_PRESET: 'vercel' })
+        expect(built.code, output(built)).toBe(0)
+        // Nitro's logger drops the message's backticks.
+        expect(output(built)).toMatch(/critical CSS: with Nitro's `?vercel`? preset, pages rendered per request get no critical CSS: the build renders them by starting the server it built, which the `?node-server`? preset makes \(`?nitro: \{ preset: 'node-server' \}`?\); prerendered pages got theirs\./)
+        expect(output(built)).not.toContain('critical CSS: rendering')
+        // The preset's output (the fixture's `.output`, in Vercel's shape) has no manifest anywhere in it.
+        const written = await readdir(join(root, '.output'), { recursive: true })
+        expect(written.some((file) => file.endsWith('.func') || file.endsWith('index.html'))).toBe(true)
+        expect(written.filter((file) => file.endsWith('critical-css.json'))).toEqual([])
+      } finally {
+        await removeNuxtServerApp(root)
+      }
+    }, 180_000)
+
     it('with nuxt-security’s nonce (event.context.security.nonce, scripts only by it), the style and the loader carry the request’s nonce, and the page paints and loads as the plain app’s', async () => {
       const app = await startNuxtServer(apps.root, apps.builtOut, { UCC_NUXT_NONCE: '1' })
       const browser = await launchChromium()
