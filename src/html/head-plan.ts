@@ -3,7 +3,7 @@
  * inliner's edits of the page, each one at one of its stylesheet links, with the places its
  * nonce goes marked. Null where the page's edits are of another kind (an earlier run's
  * style to replace, a head with no stylesheet that blocks, the body's end) or it is not a
- * page the request-time reader follows: such a route is left to the build's own files.
+ * page the request-time reader follows: the build leaves such a route out and names it.
  */
 import { inlineCriticalCss, type InlineOptions } from './inline.ts'
 import { nonceSlot, readyHeadPlan, replayHeadPlan, type HeadPlan } from './head-replay.ts'

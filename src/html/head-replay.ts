@@ -2,8 +2,8 @@
  * A route's head edits: made at build time from its sample page (head-plan.ts), made again at
  * request time on each page of the route (runtime/). Where a page's head links the same
  * stylesheets, written the same way, in the same order, the edits are the inliner's for that
- * page too: the inliner's choices for a link depend on the link alone and on the route's
- * inputs, and the critical style goes before a link. Nothing of the page is read but where
+ * page too: the inliner's choices depend on the head's stylesheet links alone (each one as
+ * written, and their order) and on the route's inputs, and the critical style goes before a link. Nothing of the page is read but where
  * its links stand (plain-head.ts), and nothing is made but the output.
  */
 import { readPlainHead } from './plain-head.ts'
