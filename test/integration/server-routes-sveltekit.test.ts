@@ -10,25 +10,47 @@
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Browser } from 'playwright-core'
 import { expect, it } from 'vitest'
 import { launchChromium } from '../fixtures/browser.ts'
 import { output } from '../fixtures/frameworks.ts'
 import { CRITICAL } from '../fixtures/html.ts'
-import { screen } from '../fixtures/running-app.ts'
+import { screen, type RunningApp } from '../fixtures/running-app.ts'
 import { describeServerRoutes, SAMPLED, VIEWPORTS } from '../fixtures/server-route-checks.ts'
 import { compareScreenshots } from '../fixtures/site-view.ts'
 import { buildSvelteKitServerApp, startSvelteKitServer, SVELTEKIT_SERVER_APP } from '../fixtures/sveltekit-server-app.ts'
 
+/**
+ * `path` of `app` as the plain app's: its first screen with every stylesheet held back is the
+ * plain page's loaded one, and once the loader has given every deferred link its media back,
+ * its loaded page is the plain one.
+ */
+async function paintsAndLoadsAsPlain(browser: Browser, plain: RunningApp, app: RunningApp, path: string): Promise<void> {
+  const [loaded, first] = await Promise.all([screen(browser, plain, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
+  expect(compareScreenshots(loaded, first).differentPixels, `${path} first screen`).toBe(0)
+  const [before, after] = await Promise.all([screen(browser, plain, path, VIEWPORTS[0]!, false, true), screen(browser, app, path, VIEWPORTS[0]!, false, true)])
+  expect(compareScreenshots(before, after).differentPixels, `${path} loaded`).toBe(0)
+}
+
 describeServerRoutes(
   SVELTEKIT_SERVER_APP,
   (apps) => {
-    it('with kit’s CSP nonces (scripts only by nonce), the style and the loader script carry the nonce of their response, and the page paints and loads as the plain app’s', async () => {
-      const out = join(apps.root, 'build-csp')
-      const built = await buildSvelteKitServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': SAMPLED } }, { UCC_KIT_CSP: '1', UCC_KIT_OUT: out })
+    /** Builds the app with kit's `csp` in `mode` into its own folder, starts it, and hands `check` the server and a browser. */
+    async function withCsp(mode: 'nonce' | 'hash', check: (app: RunningApp, browser: Browser) => Promise<void>): Promise<void> {
+      const out = join(apps.root, `build-csp-${mode}`)
+      const built = await buildSvelteKitServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': SAMPLED } }, { UCC_KIT_CSP: mode, UCC_KIT_OUT: out })
       expect(built.code, output(built)).toBe(0)
       const app = await startSvelteKitServer(apps.root, out)
       const browser = await launchChromium()
       try {
+        await check(app, browser)
+      } finally {
+        await Promise.all([app.stop(), browser.close()])
+      }
+    }
+
+    it('with kit’s CSP nonces (scripts only by nonce), the style and the loader script carry the nonce of their response, and the page paints and loads as the plain app’s', async () => {
+      await withCsp('nonce', async (app, browser) => {
         for (const path of [SAMPLED, '/about']) {
           const response = await fetch(`${app.origin}${path}`)
           const nonce = /'nonce-([^']+)'/.exec(response.headers.get('content-security-policy') ?? '')?.[1]
@@ -36,24 +58,14 @@ describeServerRoutes(
           const html = await response.text()
           expect(html, path).toContain(`<style data-critical-css nonce="${nonce}">`)
           expect(/<script src="[^"]*critical-css-loader\.[0-9a-f]{8}\.js" async nonce="([^"]*)"><\/script>/.exec(html)?.[1], path).toBe(nonce)
-          const [loaded, first] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
-          expect(compareScreenshots(loaded, first).differentPixels, `${path} first screen`).toBe(0)
-          // Waits until the loader has given every deferred link its media back: only a script with the nonce runs.
-          const [before, after] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false, true), screen(browser, app, path, VIEWPORTS[0]!, false, true)])
-          expect(compareScreenshots(before, after).differentPixels, `${path} loaded`).toBe(0)
+          // Only a script with the nonce runs: the loaded page is the plain app's once the loader ran.
+          await paintsAndLoadsAsPlain(browser, apps.plain, app, path)
         }
-      } finally {
-        await Promise.all([app.stop(), browser.close()])
-      }
+      })
     }, 180_000)
 
     it('with kit’s CSP hashes (inline styles only by hash), the policy kit sends names the critical style’s hash, and the page paints and loads as the plain app’s', async () => {
-      const out = join(apps.root, 'build-csp-hash')
-      const built = await buildSvelteKitServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': SAMPLED } }, { UCC_KIT_CSP: 'hash', UCC_KIT_OUT: out })
-      expect(built.code, output(built)).toBe(0)
-      const app = await startSvelteKitServer(apps.root, out)
-      const browser = await launchChromium()
-      try {
+      await withCsp('hash', async (app, browser) => {
         for (const path of [SAMPLED, '/posts/not-sampled']) {
           const response = await fetch(`${app.origin}${path}`)
           const html = await response.text()
@@ -61,14 +73,9 @@ describeServerRoutes(
           expect(style, path).toBeDefined()
           const styleSrc = (response.headers.get('content-security-policy') ?? '').split(';').find((directive) => directive.trim().startsWith('style-src'))
           expect(styleSrc, path).toContain(`'sha256-${createHash('sha256').update(style!).digest('base64')}'`)
-          const [loaded, first] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false), screen(browser, app, path, VIEWPORTS[0]!, true)])
-          expect(compareScreenshots(loaded, first).differentPixels, `${path} first screen`).toBe(0)
-          const [before, after] = await Promise.all([screen(browser, apps.plain, path, VIEWPORTS[0]!, false, true), screen(browser, app, path, VIEWPORTS[0]!, false, true)])
-          expect(compareScreenshots(before, after).differentPixels, `${path} loaded`).toBe(0)
+          await paintsAndLoadsAsPlain(browser, apps.plain, app, path)
         }
-      } finally {
-        await Promise.all([app.stop(), browser.close()])
-      }
+      })
     }, 180_000)
 
     it('a server built without the handle renders nothing, writes no manifest, and the log gives the line to add', async () => {
