@@ -279,10 +279,10 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
             const css = await opened.own(opened.urlOf(pages[0]!), html, rendered.css)
             const inputs = await pageInlineInputs(html, url, css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (text) => text })
             const linked = stylesheetHrefs(html)
-            // The edits the inliner makes on the first sample, made again at request time: every sample must get its own bytes from them.
+            // The edits the inliner makes on the first sample (held to its bytes there), made again at request time: every other sample must get its own bytes from them too.
             const inline = { preload: options.preload, ...(loaderSrc === null ? {} : { loaderSrc }), onlyWithStylesheets: linked, ...inlineOptionsOf(inputs) }
             const head = headPlanOf(html, css, inline)
-            const unread = head === null ? pages[0]! : pages.find((page) => !replaysAsInliner(page.html, css, inline, head))
+            const unread = head === null ? pages[0]! : pages.slice(1).find((page) => !replaysAsInliner(page.html, css, inline, head))
             if (unread !== undefined) {
               left.push({ route, why: unreadWhy(unread.sample) })
               return

@@ -14,8 +14,6 @@ import { forRecentTexts } from './recent.ts'
 import { asciiTrim, escapeAttribute } from './syntax.ts'
 import { NONCE_PATTERN, NONCE_RULE } from './nonce.ts'
 
-export { NONCE_PATTERN }
-
 export interface InlineOptions {
   /** Default `'loader'` when `loaderSrc` is given, else `'body'`. */
   preload?: PreloadStrategy
