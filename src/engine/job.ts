@@ -3,7 +3,6 @@
  * stylesheets parsed (once per site while they stay the same) and asked which rules the
  * first screen uses, all within the job's deadline.
  */
-import { createHash } from 'node:crypto'
 import type { Response } from 'playwright-core'
 import { DARK_SCHEME_STATE, DEFAULT_THIRD_PARTY, parseState, type FirstScreenDifference, type HtmlState, type JobNetwork, type Viewport } from '../contract/api-contract.ts'
 import { CRITICAL_STYLE_ATTRIBUTE } from '../html/outline.ts'
@@ -15,12 +14,12 @@ import { authorityOf, shownHost } from './egress.ts'
 import { EngineError, type EngineInput, type EngineResult } from './engine.ts'
 import { applyRootState, probe, restoreRootState, type ProbeOutput, type RootStateBefore } from './extract.ts'
 import { compareFirstScreen } from './first-screen.ts'
-import { MAX_COMPARED_ELEMENTS, MAX_PAGE_CSS_BYTES, PARSED_CSS_CACHE_BYTES } from './limits.ts'
+import { MAX_COMPARED_ELEMENTS, MAX_PAGE_CSS_BYTES } from './limits.ts'
 import { MOVED_WHILE_MEASURED, inPage, isNavigationRace, loadPage, readAgain, resizePage, type LoadedView } from './load.ts'
 import type { ResolvedEngineOptions } from './options.ts'
 import type { PagePool } from './page-pool.ts'
 import { cssOverBound } from './received-bytes.ts'
-import { combineSheets, type AppliedSheet } from './sheets.ts'
+import { ParsedSheetCache, linkKey, styleKey, type FetchedSheet, type KeyedSheet } from './parsed-sheets.ts'
 import { SilentHosts } from './silent-hosts.ts'
 
 /** Time kept back from the deadline for measuring the page and writing its CSS. */
@@ -39,22 +38,6 @@ const CHECK_FONTS_MS = 500
 
 export type JobOptions = Pick<ResolvedEngineOptions, 'checkFirstScreen' | 'freshLoadPerViewport' | 'navigationTimeoutMs' | 'loadTimeoutMs' | 'thirdPartyTimeoutMs' | 'fontsTimeoutMs' | 'log'>
 
-interface FetchedSheet {
-  text: string
-  url: string
-}
-
-/** A sheet as the job keys it; `href` is the URL the page asked for (null for a `<style>`). */
-type KeyedSheet = AppliedSheet & { key: string; href: string | null }
-
-interface ParsedSheets {
-  critical: CriticalCss
-  imports: Map<string, string | undefined>
-  unread: string[]
-  /** CSS source it was parsed from, imports included: what it weighs in the cache. */
-  chars: number
-}
-
 /**
  * Runs jobs on pages from the pool, and keeps what jobs of one site share: the parse of its
  * stylesheets, keyed by their text. Bodies are always the bytes this job's browser received:
@@ -63,8 +46,7 @@ interface ParsedSheets {
 export class Jobs {
   readonly #pool: PagePool
   readonly #options: JobOptions
-  readonly #sheetCache = new Map<string, ParsedSheets>()
-  #sheetCacheChars = 0
+  readonly #sheetCache = new ParsedSheetCache()
   /** Other sites' hosts that left a tenant's page unanswered: its next pages go on without them at once. */
   readonly #silentHosts = new SilentHosts()
 
@@ -149,7 +131,7 @@ export class Jobs {
         // Past this, parsing holds the service's event loop for seconds and its memory for good: a clear failure instead.
         if (bytes > MAX_PAGE_CSS_BYTES) throw cssOverBound(bytes)
         attempt.throwIfOver()
-        critical = this.#parsed(sheets, texts, pageUrl)
+        critical = this.#sheetCache.parsed(sheets, texts, pageUrl)
         if (index > 0) {
           // The viewports read so far were asked other questions: all of them again, from the first.
           restarted = true
@@ -245,47 +227,6 @@ export class Jobs {
     return texts
   }
 
-  /** Pages of one site share their stylesheets: parsed once, reused while they and their imports stay the same. */
-  #parsed(sheets: KeyedSheet[], texts: Map<string, FetchedSheet>, pageUrl: string): { critical: CriticalCss; unread: string[] } {
-    const hash = createHash('sha256').update(new URL(pageUrl).origin)
-    for (const sheet of sheets) hash.update(`\u0000${sheet.key}\u0000${sheet.base}\u0000${sheet.text}`)
-    const key = hash.digest('hex')
-    const cached = this.#sheetCache.get(key)
-    if (cached && [...cached.imports].every(([url, text]) => texts.get(url)?.text === text)) {
-      // Most recently used last: the oldest goes first when the cache is full.
-      this.#sheetCache.delete(key)
-      this.#sheetCache.set(key, cached)
-      return cached
-    }
-    const imports = new Map<string, string | undefined>()
-    const imported = (url: string): FetchedSheet | undefined => {
-      const found = texts.get(url)
-      imports.set(url, found?.text)
-      return found
-    }
-    const { sheet, incomplete } = combineSheets(sheets, imported, pageUrl)
-    // A linked sheet whose import did not come is missing rules: its link must stay as it is.
-    const unread = sheets.filter((each) => incomplete.has(each) && each.href !== null).map((each) => each.href!)
-    const chars = sheets.reduce((sum, each) => sum + each.text.length, 0) + [...imports.values()].reduce((sum, text) => sum + (text?.length ?? 0), 0)
-    const parsed = { critical: new CriticalCss(sheet), imports, unread, chars }
-    this.#remember(key, parsed)
-    return parsed
-  }
-
-  /** Keeps a parse for jobs to come, the least recently used going first past the cache's bound in CSS source. */
-  #remember(key: string, parsed: ParsedSheets): void {
-    const known = this.#sheetCache.get(key)
-    if (known) this.#sheetCacheChars -= known.chars
-    this.#sheetCache.delete(key)
-    if (parsed.chars > PARSED_CSS_CACHE_BYTES) return
-    this.#sheetCache.set(key, parsed)
-    this.#sheetCacheChars += parsed.chars
-    for (const [oldest, entry] of this.#sheetCache) {
-      if (this.#sheetCacheChars <= PARSED_CSS_CACHE_BYTES) break
-      this.#sheetCache.delete(oldest)
-      this.#sheetCacheChars -= entry.chars
-    }
-  }
 }
 
 /** The sheets the view applies, with their texts; a linked sheet whose text could not be read goes to `unread` instead. */
@@ -294,7 +235,7 @@ async function appliedSheets(view: LoadedView, texts: Map<string, FetchedSheet>,
   for (const sheet of view.listed.sheets) {
     if (sheet.href === null) {
       const text = sheet.text ?? ''
-      sheets.push({ key: `style\u0000${sheet.media}\u0000${text}`, href: null, text, base: view.listed.base, media: sheet.media })
+      sheets.push({ key: styleKey(sheet.media, text), href: null, text, base: view.listed.base, media: sheet.media })
       continue
     }
     const fetched = texts.get(sheet.href)
@@ -304,7 +245,7 @@ async function appliedSheets(view: LoadedView, texts: Map<string, FetchedSheet>,
       unread.add(sheet.href)
       continue
     }
-    sheets.push({ key: `link\u0000${sheet.media}\u0000${sheet.href}`, href: sheet.href, text, base: fetched?.url ?? sheet.href, media: sheet.media })
+    sheets.push({ key: linkKey(sheet.media, sheet.href), href: sheet.href, text, base: fetched?.url ?? sheet.href, media: sheet.media })
   }
   return sheets
 }

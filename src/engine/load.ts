@@ -10,6 +10,7 @@ import { timed } from '../shared/timings.ts'
 import type { Attempt } from './attempt.ts'
 import { BrowserGone } from './browser.ts'
 import { authorityOf, type EgressGate, type Unreached } from './egress.ts'
+import { navigationRefused, notAnHtmlPage } from './page-refusals.ts'
 import { EngineError } from './engine.ts'
 import { MAX_FRAMES, MAX_PAGE_CSS_BYTES, MAX_PRESENT_CHARS, MAX_PRESENT_TOKENS, mebibytes } from './limits.ts'
 import { STOP_WORKERS_KEY, settle, type SettledPage } from './extract.ts'
@@ -26,8 +27,6 @@ const MAX_REFRESH_WAIT_MS = 3000
 /** Console messages a page's workers may log before the job fails: each one crosses to the service. */
 const MAX_WORKER_CONSOLE_MESSAGES = 1000
 const HTTP_URL = /^https?:/
-/** Documents critical CSS is made for; a response without a type is sniffed by the browser, and read as it shows it. */
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml'])
 const NET_ERROR = /net::[A-Z_]+/
 const TIMEOUT = /timeout/i
 /** What a read of a page that navigated away meanwhile fails with. */
@@ -112,8 +111,8 @@ export async function loadPage(spare: Spare, url: string, viewport: Viewport, re
   if (!response) throw new EngineError('fetch_failed', 'The page could not be loaded: no response.')
   if (!response.ok()) throw new EngineError('fetch_failed', `The page answered HTTP ${response.status()}.`)
   // An XML document (a feed, an XSLT page) is shown by the browser's own viewer or a transform, not styled by sheets one can inline.
-  const type = (response.headers()['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
-  if (type !== '' && !HTML_TYPES.has(type)) throw new EngineError('render_failed', `The page is not an HTML document (it is ${type.slice(0, 100)}); critical CSS is inlined into HTML pages only.`)
+  const notHtml = notAnHtmlPage(response.headers()['content-type'])
+  if (notHtml) throw notHtml
   // A page may move on by meta refresh or script before it is read: the page it lands on
   // is the one a visitor sees, so it is followed, a few hops at most.
   // Main-frame navigations so far: a read that saw one happen is of a page already gone, or not yet loaded.
@@ -184,21 +183,6 @@ function refusedNavigation(gate: EgressGate, network: PageNetwork): Unreached | 
     if (why) return why
   }
   return null
-}
-
-/** Where a navigation the gate did not let out was going, in the failure's words. */
-const NAVIGATION_STEP = {
-  page: { refused: 'The service does not fetch this page', other: 'The page could not be loaded' },
-  redirect: { refused: 'The page redirected to an address the service does not fetch', other: 'The page redirected to an address that could not be loaded' },
-  moved: { refused: 'The page moved on to an address the service does not fetch', other: 'The page moved on to an address that could not be loaded' },
-} as const
-
-/** A navigation the gate did not let out: refused by the policy is `blocked_url`; not reached, `fetch_failed`. */
-function navigationRefused(why: Unreached, step: keyof typeof NAVIGATION_STEP): EngineError {
-  const words = NAVIGATION_STEP[step]
-  if (why.kind === 'refused') return new EngineError('blocked_url', `${words.refused}: ${why.reason}.`)
-  if (why.kind === 'blocked') return new EngineError('fetch_failed', `${words.other}: it is on another host, and only the page’s own host is contacted (third party: block).`)
-  return new EngineError('fetch_failed', `${words.other}: ${why.reason}.`)
 }
 
 /** The page moved on to something that did not load. */
