@@ -26,6 +26,8 @@ export default defineConfig({
     'astro-middleware': 'src/runtime/astro-middleware.ts',
     // Nitro's plugin, which the Nuxt module adds by this file's path (dist/nuxt-nitro-plugin.mjs).
     'nuxt-nitro-plugin': 'src/runtime/nitro-plugin.ts',
+    // The static engine's worker threads, started by this file's URL (engine/static/workers.ts).
+    'static-worker': 'src/engine/static/worker.ts',
   },
   // Resolved by the server build that bundles the middleware (core/server-manifest-module.ts).
   external: [/^virtual:unplugin-critical-css\//],

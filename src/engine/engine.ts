@@ -1,5 +1,6 @@
 /** The part of the service that makes the CSS: the Chromium engine, or a stub in tests. */
 import type { FirstScreenDifference, JobNetwork, Selection, ThirdPartyPolicy, Viewport } from '../contract/api-contract.ts'
+import type { EngineName } from '../shared/engines.ts'
 
 export interface EngineInput {
   url: string
@@ -30,6 +31,8 @@ export interface EngineResult {
   network?: JobNetwork
   /** Where the first screen with only the CSS still differs from the full page, per viewport (absent: not checked). */
   firstScreen?: FirstScreenDifference[]
+  /** What made it (`chromium`, `static`); absent: an engine that does not say. */
+  engine?: EngineName
 }
 
 export interface Engine {
