@@ -22,7 +22,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
-import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
+import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { processDirectory } from '../src/core/directory.ts'
 import type { PreloadStrategy } from '../src/html/strategies.ts'

@@ -67,7 +67,7 @@
 import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
-import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
+import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { stylesheetsOf } from './quality/html.ts'
 import { installedVersion } from './quality/peers.ts'

@@ -23,7 +23,7 @@
  * Linux only (/proc), and a system Chrome/Chromium.
  */
 import { execFileSync } from 'node:child_process'
-import { findChromium } from '../src/engine/browser.ts'
+import { findChromium } from '../src/engine/find-browsers.ts'
 import { HOSTILE_DESCRIPTIONS, HOSTILE_KINDS, runIsolation, startHostilePages, type HostileKind, type IsolationRun } from '../test/fixtures/hostile-pages.ts'
 
 const KINDS = (process.env.BENCH_KINDS ? process.env.BENCH_KINDS.split(',') : [...HOSTILE_KINDS]) as HostileKind[]

@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url'
 import { existsSync, readFileSync } from 'node:fs'
 import { build, createLogger, type Logger, type Plugin } from 'vite'
 import { ENV } from '../src/core/options.ts'
-import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
+import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { makeSite, type GeneratedSite } from './embedded/site.ts'
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 10)

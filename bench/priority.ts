@@ -18,7 +18,7 @@
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
+import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { createLoader, OFFLINE } from './fcp/browser.ts'
 import { median, ms, table } from './fcp/report.ts'

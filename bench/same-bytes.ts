@@ -37,7 +37,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createClient } from '../src/client/client.ts'
 import { isJobData } from '../src/client/types.ts'
 import { DEFAULT_VIEWPORTS, type JobData } from '../src/contract/api-contract.ts'
-import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
+import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { CHECK_INTERVAL, PAGES_PER_WORKER } from '../src/core/modes/embedded.ts'
 import { createToken } from '../src/service/auth.ts'

@@ -5,7 +5,7 @@
  * the peer): what reached the loopback canaries, and how each job ended.
  */
 import { runVectors, startSsrfLab } from '../test/fixtures/ssrf-lab.ts'
-import { findChromium } from '../src/engine/browser.ts'
+import { findChromium } from '../src/engine/find-browsers.ts'
 
 if (!findChromium()) {
   console.error('No Chromium: `apt-get install -y chromium` or set CHROME_PATH.')

@@ -5,7 +5,7 @@
 //   tsx scripts/chromium.ts      print the path, installing if needed (exit 1 when impossible)
 import { execFileSync, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { INSTALL_HINT, findChromium } from '../src/engine/browser.ts'
+import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 
 function canApt(): boolean {
   const root = typeof process.getuid === 'function' && process.getuid() === 0

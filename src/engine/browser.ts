@@ -3,8 +3,6 @@
  * one), launched with the engine's flags, pinged while it is in use, and killed and forgotten
  * when it stops answering, so that the next job launches another.
  */
-import { existsSync } from 'node:fs'
-import { delimiter, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Browser, CDPSession } from 'playwright-core'
 import { timed } from '../shared/timings.ts'
@@ -13,31 +11,6 @@ import type { EgressGate } from './egress.ts'
 import { EngineError } from './engine.ts'
 import { EGRESS_FLAGS, IGNORED_DEFAULT_ARGS, LOOPBACK_BYPASS, chromiumFlags, isRoot } from './flags.ts'
 import { createRendererBounds, type RendererBounds, type RendererWatch } from './renderers.ts'
-
-const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
-const INSTALL_PATHS = [
-  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
-  '/Applications/Chromium.app/Contents/MacOS/Chromium',
-  'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
-  'C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe',
-]
-
-export const INSTALL_HINT =
-  'No Chrome or Chromium found. Install one (Debian/Ubuntu: `apt-get install -y chromium`; macOS: install Google Chrome) or set CHROME_PATH to its executable.'
-
-/** `CHROME_PATH`, then the usual names on PATH, then the usual install paths; null when none. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.CHROME_PATH) return existsSync(env.CHROME_PATH) ? env.CHROME_PATH : null
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue
-    for (const name of NAMES) {
-      const candidate = join(dir, name)
-      if (existsSync(candidate)) return candidate
-    }
-  }
-  return INSTALL_PATHS.find((path) => existsSync(path)) ?? null
-}
-
 
 /** Longest a browser may take to start, and to be connected to once started. */
 const LAUNCH_TIMEOUT_MS = 30_000

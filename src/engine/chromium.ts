@@ -10,7 +10,7 @@ import { DEFAULT_VIEWPORTS } from '../contract/api-contract.ts'
 import { abortable } from '../shared/abortable.ts'
 import { BrowserGone, Browsers, disconnects } from './browser.ts'
 import { createEgressProxy, type EgressProxy } from './egress.ts'
-import { EngineError, type Engine, type EngineInput } from './engine.ts'
+import { EngineError, type Engine, type EngineInput, type EngineResult } from './engine.ts'
 import { Jobs } from './job.ts'
 import { resolveEngineOptions, type ChromiumEngineOptions, type ResolvedEngineOptions } from './options.ts'
 import { PagePool } from './page-pool.ts'
@@ -60,7 +60,11 @@ class ChromiumCriticalCss implements ChromiumEngine {
     this.#browsers.onForget((launched) => this.#pool.forget(launched))
   }
 
-  async generate(input: EngineInput): Promise<{ css: string }> {
+  async generate(input: EngineInput): Promise<EngineResult> {
+    return { ...(await this.#generate(input)), engine: 'chromium' }
+  }
+
+  async #generate(input: EngineInput): Promise<EngineResult> {
     const launched = await abortable(this.#browsers.launch(), input.signal)
     try {
       return await this.#jobs.attempt(launched, input)

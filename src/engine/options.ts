@@ -3,7 +3,8 @@
  * created; every room after that reads the resolved values and defaults nothing itself.
  */
 import { admitEveryHost, type Admit } from './egress.ts'
-import { INSTALL_HINT, findChromium, type BrowserOptions } from './browser.ts'
+import type { BrowserOptions } from './browser.ts'
+import { INSTALL_HINT, findChromium } from './find-browsers.ts'
 import { CPU_SECONDS, CPU_SHARE } from './renderers.ts'
 
 /** Longest wait for the page's first response. */

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { findChromium } from '../../src/engine/browser.ts'
+import { findChromium } from '../../src/engine/find-browsers.ts'
 import { runCli } from '../fixtures/cli.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 import { tree } from '../fixtures/folders.ts'
@@ -141,7 +141,7 @@ describe('the critical-css command in its own words', () => {
       const built = await readFile(join(dist, 'index.html'), 'utf8')
       const run = await runCli(root, ['dist', '--json', '--report', 'report.json', '--cache-dir', '.ucc'])
       expect(run.code, run.stderr).toBe(0)
-      expect(run.stderr).toMatch(/^ {2}\/ +embedded +[\d.]+ (B|KiB) /m)
+      expect(run.stderr).toMatch(/^ {2}\/ +embedded +chromium +[\d.]+ (B|KiB) /m)
       const sources = (text: string): string[] => (JSON.parse(text) as { pages: { source: string }[] }).pages.map((entry) => entry.source)
       expect(sources(run.stdout)).toEqual(['embedded'])
       expect(sources(await readFile(join(root, 'report.json'), 'utf8'))).toEqual(['embedded'])

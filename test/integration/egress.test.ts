@@ -6,7 +6,7 @@
  * policy open (the embedded mode) the same pages do reach them, so each vector is live.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findChromium } from '../../src/engine/browser.ts'
+import { findChromium } from '../../src/engine/find-browsers.ts'
 import { runVectors, SITE_CSS, startSsrfLab, type SsrfLab } from '../fixtures/ssrf-lab.ts'
 
 let lab: SsrfLab

@@ -15,7 +15,7 @@
  * decompression bomb, a thousand frames), stopped while its bytes come.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findChromium } from '../../src/engine/browser.ts'
+import { findChromium } from '../../src/engine/find-browsers.ts'
 import { runIsolation, startHostilePages, type HostileKind, type HostilePages, type IsolationRun } from '../fixtures/hostile-pages.ts'
 
 const JOB_TIMEOUT_MS = 20_000

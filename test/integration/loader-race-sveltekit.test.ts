@@ -13,7 +13,7 @@
  */
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findChromium } from '../../src/engine/browser.ts'
+import { findChromium } from '../../src/engine/find-browsers.ts'
 import type { PreloadStrategy } from '../../src/html/strategies.ts'
 import { launchChromium } from '../fixtures/browser.ts'
 import { failures, raceLoads, type RaceOptions } from '../fixtures/race-loads.ts'

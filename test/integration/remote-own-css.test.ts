@@ -7,7 +7,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findChromium } from '../../src/engine/browser.ts'
+import { findChromium } from '../../src/engine/find-browsers.ts'
 import { startService } from '../../src/service/server.ts'
 import { readStyles } from '../fixtures/html.ts'
 import { SITE_PAGES, buildSite, createProject, removeProject, type BuildOutput } from '../fixtures/sites.ts'

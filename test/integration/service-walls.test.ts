@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findChromium } from '../../src/engine/browser.ts'
+import { findChromium } from '../../src/engine/find-browsers.ts'
 import { startService, type RunningService } from '../../src/service/server.ts'
 
 const ALICE = 'tok_walls_alice_0123456789abcdef'

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawnSync } from 'node:child_process'
 import { createClient } from '../../src/client.ts'
-import { findChromium } from '../../src/engine/browser.ts'
+import { findChromium } from '../../src/engine/find-browsers.ts'
 import { SITE_CSS, page } from '../fixtures/sites.ts'
 import { tree } from '../fixtures/folders.ts'
 
