@@ -184,6 +184,12 @@ export interface JobData extends Job {
    * done, when its engine did not check, and from a service that does not say.
    */
   firstScreen?: FirstScreenDifference[] | null
+  /**
+   * What made the CSS (the `engine` extension): `chromium` or `static` from the reference
+   * service, null until the job is done, when its engine does not say, and from a service
+   * that does not say.
+   */
+  engine?: string | null
 }
 
 export interface Usage {
@@ -282,6 +288,7 @@ const jobDataWire = z
     network: jobNetworkWire.nullable().optional(),
     // Only said to the user, never acted on: a malformed one is read as not said.
     first_screen: firstScreenWire.nullable().optional().catch(null),
+    engine: z.string().max(64).nullable().optional().catch(null),
   })
   .superRefine((data, ctx) => {
     if (data.status === 'done' && typeof data.css !== 'string') {
@@ -407,6 +414,7 @@ function jobDataFromWire(wire: JobDataWire): JobData {
     durationMs: wire.duration_ms,
     network: wire.network ? jobNetworkFromWire(wire.network) : null,
     firstScreen: wire.first_screen ? copyFirstScreen(wire.first_screen) : null,
+    engine: wire.engine ?? null,
   }
   if (isThirdPartyPolicy(wire.third_party)) data.thirdParty = wire.third_party
   return data
@@ -658,6 +666,7 @@ export function jobDataToWire(data: JobData): JobDataWire {
         }
       : null,
     first_screen: data.firstScreen ? copyFirstScreen(data.firstScreen) : null,
+    engine: data.engine ?? null,
   }
   // A job kept from before the field existed does not know its policy: it says nothing rather than guess.
   if (data.thirdParty !== undefined) wire.third_party = data.thirdParty

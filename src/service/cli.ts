@@ -2,7 +2,7 @@
 /**
  * `critical-css-service`: run the reference service, and manage its tokens.
  *
- *   critical-css-service serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR | --redis URL] [--workers 2] [--engine MODULE] [--log text|json]
+ *   critical-css-service serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR | --redis URL] [--workers 2] [--engine chromium|static|auto|MODULE] [--log text|json]
  *   critical-css-service token create --plan free|pro|ent [--expires 2027-01-01] [--quota N] [--data-dir DIR | --redis URL]
  *   critical-css-service token list [--data-dir DIR | --redis URL]
  *   critical-css-service token revoke ID [--data-dir DIR | --redis URL]
@@ -14,6 +14,7 @@ import { PLANS, type Plan } from '../contract/api-contract.ts'
 import { STOP_SIGNALS, signalExitCode, type StopSignal } from '../shared/signals.ts'
 import { createToken } from './auth.ts'
 import type { Engine } from '../engine/engine.ts'
+import { ENGINE_CHOICES, type EngineChoice } from '../shared/engines.ts'
 import { startService, tokenRecord, type ServiceRole } from './server.ts'
 import { LOG_FORMATS, formatLogLine, type LogFormat } from './log-lines.ts'
 import { REDIS_ENV } from './start-line.ts'
@@ -62,8 +63,10 @@ Options:
                     job goes to another (default 30)
   --workers N       pages rendered at once (default 2)
   --job-timeout S   seconds a page may take (default 60)
-  --engine MODULE   module whose default export is an Engine, or a function returning one
-                    (default: the Chromium engine on the system's Chrome/Chromium)
+  --engine ENGINE   chromium (default: the Chrome/Chromium on this machine), static (no
+                    browser: every rule a page's elements use, no fold), auto (Chromium
+                    when a browser is found and starts, else static), or a module whose
+                    default export is an Engine, or a function returning one
   --allow-private-networks   also fetch loopback and private addresses
   --allow-origin URL         fetch this origin even when it is internal (repeatable)
 
@@ -75,7 +78,7 @@ Stops gracefully on SIGTERM, SIGINT and SIGHUP: new requests get 503, running jo
 go back to the queue, then it exits 0. Logs go to stdout; tokens never appear.
 
 Packages it needs besides this one (optional peers: install what your mode uses):
-  playwright-core   rendering with the Chromium engine (not for --role api or --engine)
+  playwright-core   rendering with the Chromium engine (not for --role api, --engine static or a module)
   better-sqlite3    --data-dir (the default): 13 or later on Node 22 and 24, 12 on
                     Node 20 (other pairs crash the process, so serve refuses them)
   ioredis, bullmq   --redis
@@ -113,8 +116,10 @@ function positiveInteger(value: string | undefined, name: string, fallback: numb
   return Number(value)
 }
 
-async function loadEngine(module: string | undefined): Promise<Engine | undefined> {
+/** `--engine`: one of this package's (`auto`, `chromium`, `static`), else a module whose default export is an Engine. */
+async function loadEngine(module: string | undefined): Promise<Engine | EngineChoice | undefined> {
   if (module === undefined) return undefined
+  if ((ENGINE_CHOICES as readonly string[]).includes(module)) return module as EngineChoice
   const loaded = (await import(pathToFileURL(resolve(module)).href)) as { default?: unknown }
   const value = loaded.default
   const engine = typeof value === 'function' ? await (value as () => Engine | Promise<Engine>)() : value

@@ -44,11 +44,11 @@ export async function renderJob(
     // Aborted while its processing write waited on a busy store: the engine is not started.
     signal.throwIfAborted()
     await options.beforeRun?.(job, signal)
-    const { css, network, firstScreen } = await timed('service: job', () => abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty, ...(job.selection ? { selection: job.selection } : {}) }), signal), job.url)
+    const { css, network, firstScreen, engine: madeBy } = await timed('service: job', () => abortable(engine.generate({ url: job.url, viewports: job.viewports, signal, deadline: endsAt, tenant: job.tokenId, thirdParty, ...(job.selection ? { selection: job.selection } : {}) }), signal), job.url)
     const finished = now()
     const cssBytes = Buffer.byteLength(css)
     return {
-      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null, thirdParty, network: network ?? null, firstScreen: firstScreen ?? null },
+      patch: { status: 'done', cssAvailable: true, css, cssBytes, durationMs: finished - started, updatedAt: new Date(finished).toISOString(), error: null, thirdParty, network: network ?? null, firstScreen: firstScreen ?? null, engine: madeBy ?? null },
       line: { event: 'job_done', job: id, ms: finished - started, css_bytes: cssBytes },
       renderMs: finished - started,
     }

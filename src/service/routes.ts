@@ -220,6 +220,7 @@ async function generate(request: ApiRequest, token: TokenRecord, context: RouteC
     thirdParty,
     network: null,
     firstScreen: null,
+    engine: null,
     ...(parsed.selection ? { selection: parsed.selection } : {}),
   }
   // One atomic step: a busy store refuses all of it, so a 503 leaves no job nobody runs and no

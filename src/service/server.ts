@@ -9,7 +9,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net'
 import { MAX_BODY_BYTES, RATE_WINDOW_MS, errorBodyToWire, type Plan } from '../contract/api-contract.ts'
 import { hashToken } from './auth.ts'
+import type { Admit } from '../engine/egress.ts'
 import { EngineError, type Engine } from '../engine/engine.ts'
+import type { EngineChoice } from '../shared/engines.ts'
 import { localWindows, type RateWindows } from './limits.ts'
 import { createNetworkPolicy, systemResolver, type NetworkPolicy, type Resolver } from './network.ts'
 import { JobQueue } from './queue.ts'
@@ -54,8 +56,12 @@ export interface ServiceOptions {
   role?: ServiceRole
   /** With `redisUrl`: how long a render worker may stop answering before its job goes to another. Default 30 000 ms. */
   workerLockMs?: number
-  /** What makes the CSS; default: the Chromium engine. */
-  engine?: Engine
+  /**
+   * What makes the CSS: `chromium` (default: the first Chrome/Chromium found that starts, or
+   * the start fails), `static` (no browser: every rule a page's elements use), `auto`
+   * (Chromium when a browser starts, else static), or an Engine of your own.
+   */
+  engine?: Engine | EngineChoice
   /** Jobs rendered at once. Default 2. */
   workers?: number
   /** A job's deadline; past it the job fails with `timeout`. Default 60 000 ms. */
@@ -134,22 +140,19 @@ async function openState(options: ServiceOptions): Promise<{ store: Store; windo
 export const HEALTH_PATH = '/health'
 
 /**
- * The Chromium engine, loaded only when a service runs without an engine of its own. Every
- * connection of its pages is admitted by the network policy, at the engine's egress gate.
- * Its browser is launched before the service answers: a browser that would not be held to the
- * gate (or none at all) stops the start with the reason, rather than failing every job.
+ * One of this package's engines, loaded only when a service runs without an engine of its own.
+ * Every connection of its pages (a browser context's, or the static engine's fetches) is
+ * admitted by the network policy, at the engine's egress gate. A browser is launched before the
+ * service answers: one that would not be held to the gate (or none at all, for `chromium`)
+ * stops the start with the reason, rather than failing every job.
  */
-async function defaultEngine(policy: NetworkPolicy, workers: number, log: (line: Record<string, unknown>) => void): Promise<{ engine: Engine; browser: string }> {
-  const { createChromiumEngine } = await import('../engine/chromium.ts')
-  const engine = createChromiumEngine({ admit: (host, port, schemes) => policy.admit(host, port, schemes), warmPages: workers + 1, log })
-  try {
-    const { version, executablePath } = await engine.ready()
-    return { engine, browser: `Chromium ${version} (${executablePath})` }
-  } catch (error) {
-    // The start's reason is what the operator needs, not a close that failed after it.
-    await engine.close().catch(() => {})
-    throw error
-  }
+async function ownEngine(choice: EngineChoice, policy: NetworkPolicy, workers: number, log: (line: Record<string, unknown>) => void): Promise<{ engine: Engine; renders: string }> {
+  const { startEngine } = await import('../engine/start-engine.ts')
+  const admit: Admit = (host, port, schemes) => policy.admit(host, port, schemes)
+  const started = await startEngine(choice, { chromium: { admit, warmPages: workers + 1, log }, static: { admit, log } })
+  for (const failure of started.failed) log({ event: 'browser_did_not_start', browser: failure.browser, reason: failure.reason })
+  const renders = started.browser === null ? `the static engine${started.fellBack ? ' (no browser found starts)' : ''}` : `Chromium ${started.browser.version} (${started.browser.executablePath})`
+  return { engine: started.engine, renders }
 }
 
 function send(res: ServerResponse, answer: ApiAnswer): void {
@@ -237,13 +240,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let renders = 'nothing (role api)'
   try {
     if (role !== 'all' && options.redisUrl === undefined) throw new TypeError(`role "${role}" needs the state on Redis (redisUrl / --redis): a process of its own state has no one to share work with.`)
-    if (options.engine !== undefined && role !== 'api') {
-      engine = options.engine
+    const given = options.engine ?? 'chromium'
+    if (typeof given === 'object' && role !== 'api') {
+      engine = given
       renders = 'the engine given to the service'
-    } else if (role !== 'api') {
-      const started = await defaultEngine(policy, options.workers ?? DEFAULT_WORKERS, safeLog)
+    } else if (typeof given === 'string' && role !== 'api') {
+      const started = await ownEngine(given, policy, options.workers ?? DEFAULT_WORKERS, safeLog)
       engine = started.engine
-      renders = started.browser
+      renders = started.renders
     }
   } catch (error) {
     await store.close()

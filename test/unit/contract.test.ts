@@ -134,18 +134,18 @@ describe('parsing answers', () => {
   })
 
   it('writes back exactly what it read', () => {
-    expect(jobDataToWire(parseJobData(jobData))).toEqual({ ...jobData, network: null, first_screen: null })
+    expect(jobDataToWire(parseJobData(jobData))).toEqual({ ...jobData, network: null, first_screen: null, engine: null })
     expect(usageToWire(parseUsage(usage))).toEqual(usage)
   })
 })
 
-describe('third_party, network and first_screen in job data (extensions)', () => {
+describe('third_party, network, first_screen and engine in job data (extensions)', () => {
   const network = {
     skipped_hosts: [{ host: 'fonts.example.net', reason: 'cut: still loading after the page' }],
     unread_stylesheets: ['https://fonts.example.net/css2?family=Inter'],
   }
   const firstScreen = [{ viewport: { width: 412, height: 915 }, share: 0.008, elements: ['table', 'footer.site'] }]
-  const extended = { ...jobData, third_party: 'block', network, first_screen: firstScreen }
+  const extended = { ...jobData, third_party: 'block', network, first_screen: firstScreen, engine: 'static' }
 
   it('maps them to camelCase and writes back exactly what it read', () => {
     const parsed = parseJobData(extended)
@@ -155,8 +155,9 @@ describe('third_party, network and first_screen in job data (extensions)', () =>
       unreadStylesheets: ['https://fonts.example.net/css2?family=Inter'],
     })
     expect(parsed.firstScreen).toEqual(firstScreen)
+    expect(parsed.engine).toBe('static')
     expect(jobDataToWire(parsed)).toEqual(extended)
-    const pending = { ...job, css: null, css_bytes: null, viewports: [{ width: 1300, height: 900 }], duration_ms: null, third_party: 'wait', network: null, first_screen: null }
+    const pending = { ...job, css: null, css_bytes: null, viewports: [{ width: 1300, height: 900 }], duration_ms: null, third_party: 'wait', network: null, first_screen: null, engine: null }
     expect(jobDataToWire(parseJobData(pending))).toEqual(pending)
   })
 
@@ -188,10 +189,19 @@ describe('third_party, network and first_screen in job data (extensions)', () =>
     }
   })
 
+  it('reads a malformed engine as not said: it is only reported', () => {
+    for (const broken of [7, { name: 'static' }, 'x'.repeat(65)]) {
+      const parsed = parseJobData({ ...extended, engine: broken })
+      expect(parsed.engine).toBeNull()
+      expect(parsed.css).toBe(jobData.css)
+    }
+  })
+
   it('leaves them out of the job object, as it leaves out css', () => {
     expect(parseJob(extended)).not.toHaveProperty('thirdParty')
     expect(parseJob(extended)).not.toHaveProperty('network')
     expect(parseJob(extended)).not.toHaveProperty('firstScreen')
+    expect(parseJob(extended)).not.toHaveProperty('engine')
   })
 })
 

@@ -49,6 +49,8 @@ const ADDED_JOB_COLUMNS = [
   ['first_screen', 'TEXT'],
   // JSON of the request's Selection (keep, drop, states, font_faces, keyframes); null: the defaults, and every job from before it existed.
   ['selection', 'TEXT'],
+  // What made the CSS (`chromium`, `static`); null until done, when the engine did not say, and for every job from before it existed.
+  ['engine', 'TEXT'],
 ] as const
 
 interface TokenRow {
@@ -78,6 +80,7 @@ interface JobRow {
   network: string | null
   first_screen: string | null
   selection: string | null
+  engine: string | null
 }
 
 function tokenFromRow(row: TokenRow): TokenRecord {
@@ -109,6 +112,7 @@ function jobFromRow(row: JobRow): StoredJob {
     durationMs: row.duration_ms,
     network: row.network === null ? null : (JSON.parse(row.network) as JobNetwork),
     firstScreen: row.first_screen === null ? null : (JSON.parse(row.first_screen) as FirstScreenDifference[]),
+    engine: row.engine,
   }
   if (row.third_party !== null) job.thirdParty = row.third_party as ThirdPartyPolicy
   if (row.selection !== null) job.selection = JSON.parse(row.selection) as Selection
@@ -133,6 +137,7 @@ function jobToRow(job: StoredJob): JobRow {
     network: job.network ? JSON.stringify(job.network) : null,
     first_screen: job.firstScreen ? JSON.stringify(job.firstScreen) : null,
     selection: job.selection ? JSON.stringify(job.selection) : null,
+    engine: job.engine ?? null,
   }
 }
 
@@ -236,11 +241,11 @@ export function openSqliteStore(dataDir: string): LocalStore {
     listTokens: db.prepare('SELECT * FROM tokens ORDER BY created_at, id'),
     revokeToken: db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     addJob: db.prepare(
-      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms, third_party, network, first_screen, selection) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms, @third_party, @network, @first_screen, @selection)',
+      'INSERT INTO jobs (id, token_id, url, status, created_at, updated_at, error_code, error_message, css, css_bytes, viewports, duration_ms, third_party, network, first_screen, selection, engine) VALUES (@id, @token_id, @url, @status, @created_at, @updated_at, @error_code, @error_message, @css, @css_bytes, @viewports, @duration_ms, @third_party, @network, @first_screen, @selection, @engine)',
     ),
     job: db.prepare('SELECT * FROM jobs WHERE id = ?'),
     updateJob: db.prepare(
-      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms, third_party = @third_party, network = @network, first_screen = @first_screen, selection = @selection WHERE id = @id',
+      'UPDATE jobs SET status = @status, updated_at = @updated_at, error_code = @error_code, error_message = @error_message, css = @css, css_bytes = @css_bytes, viewports = @viewports, duration_ms = @duration_ms, third_party = @third_party, network = @network, first_screen = @first_screen, selection = @selection, engine = @engine WHERE id = @id',
     ),
     listJobs: db.prepare('SELECT * FROM jobs WHERE token_id = ? ORDER BY seq DESC LIMIT ?'),
     listJobsWithStatus: db.prepare('SELECT * FROM jobs WHERE token_id = ? AND status = ? ORDER BY seq DESC LIMIT ?'),
