@@ -50,6 +50,9 @@ Options:
   --no-font-faces         no @font-face in the critical CSS
   --no-keyframes          no @keyframes in the critical CSS
   --preload-fonts         preload the font files the critical CSS uses
+  --engine ENGINE         what renders with no service configured: auto (default: the
+                          Chrome/Chromium on this machine, else static), chromium, or
+                          static (no browser: every rule the page uses; env ${ENV.engine})
   --strict                exit 1 when any page could not get critical CSS
   --report FILE           also write the report as JSON to FILE
   --concurrency N         most pages in flight at once
@@ -64,7 +67,7 @@ Options:
   --server-out DIR        the folder critical-css.json is written into
   -h, --help              this help
 
-Env: ${ENV.baseUrl}, ${ENV.token}, ${ENV.siteUrl}, CHROME_PATH.
+Env: ${ENV.baseUrl}, ${ENV.token}, ${ENV.siteUrl}, ${ENV.engine}, CHROME_PATH.
 Exit: 0 done (warnings allowed), 1 failed (strict, a configuration error, or a folder
 that is missing or has no .html file), 2 bad usage (a flag or a value it cannot take).
 `
@@ -85,6 +88,7 @@ const FLAGS = {
   'no-keyframes': { type: 'boolean' },
   'preload-fonts': { type: 'boolean' },
   'third-party': { type: 'string' },
+  engine: { type: 'string' },
   strict: { type: 'boolean' },
   report: { type: 'string' },
   concurrency: { type: 'string' },
@@ -127,6 +131,7 @@ const FLAG_OF = {
   token: null,
   rateLimit: null,
   enabled: null,
+  engine: '--engine',
   // A server of one's own (`--server`): each route's paths after its `=`.
   samples: '--route',
 } as const satisfies Record<keyof DirectoryOptions, `--${string}` | null>
@@ -256,6 +261,7 @@ function parseCommandLine(args: readonly string[]): { dir: string; options: Dire
     ...(values['no-font-faces'] ? { keepFontFaces: false } : {}),
     ...(values['no-keyframes'] ? { keepKeyframes: false } : {}),
     ...(values['preload-fonts'] ? { preloadFonts: true } : {}),
+    ...(values.engine !== undefined ? { engine: values.engine as NonNullable<DirectoryOptions['engine']> } : {}),
     ...(values.strict ? { strict: true } : {}),
     ...(values.report !== undefined ? { report: values.report } : {}),
     ...(values.concurrency !== undefined ? { concurrency: wholeNumber('concurrency', values.concurrency) } : {}),

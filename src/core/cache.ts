@@ -17,6 +17,8 @@ const FORMAT = 2
 export interface CacheKeyParts {
   /** Service address without credentials. */
   service: string
+  /** What renders (embedded mode: `chromium` or `static`): a result of one engine never answers the other. Null or absent: the service decides. */
+  engine?: string | null
   url: string
   viewports: readonly Viewport[]
   /** What the render did with other hosts (null or absent: the service's default). */
@@ -37,6 +39,8 @@ export interface CachedResult {
   network: JobNetwork | null
   /** Where its first screen differs from the full page; null when not checked (and for entries written before it was kept). */
   firstScreen: FirstScreenDifference[] | null
+  /** What made it (`chromium`, `static`); null when the service did not say (and for entries written before it was kept). */
+  engine: string | null
   /** ms since the epoch. */
   createdAt: number
 }
@@ -47,6 +51,7 @@ const entrySchema = z.object({
   css: z.string(),
   network: z.object({ skippedHosts: z.array(z.object({ host: z.string(), reason: z.string() })), unreadStylesheets: z.array(z.string()) }).nullable().optional(),
   firstScreen: firstScreenWire.nullable().optional(),
+  engine: z.string().nullable().optional(),
   createdAt: z.number(),
 })
 
@@ -57,7 +62,9 @@ export function cacheKey(parts: CacheKeyParts): string {
   // Likewise a selection left at its defaults: only a build that has a say gets keys of its own (an object, never read as a policy).
   const selection = normalizeSelection(parts.selection)
   const say = selection === null ? [] : [{ selection }]
-  return createHash('sha256').update(JSON.stringify([FORMAT, parts.service, parts.url, viewports, parts.contents ?? [], ...policy, ...say])).digest('hex')
+  // The engine's name joins the service's, so keys made before engines had names (remote mode's) stay as they were.
+  const service = parts.engine == null ? parts.service : `${parts.service} (${parts.engine})`
+  return createHash('sha256').update(JSON.stringify([FORMAT, service, parts.url, viewports, parts.contents ?? [], ...policy, ...say])).digest('hex')
 }
 
 /** Where a build's cache lives (its results, and remote mode's job times); null with the cache off. */
@@ -162,10 +169,10 @@ export function createResultCache(options: { dir: string; ttlMs: number; now?: (
       }
       const age = now() - entry.createdAt
       if (entry.key !== key || age < 0 || age >= options.ttlMs) return null
-      return { css: entry.css, network: entry.network ?? null, firstScreen: entry.firstScreen ?? null, createdAt: entry.createdAt }
+      return { css: entry.css, network: entry.network ?? null, firstScreen: entry.firstScreen ?? null, engine: entry.engine ?? null, createdAt: entry.createdAt }
     },
-    async set(key, { css, network, firstScreen }) {
-      const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, ...(network ? { network } : {}), ...(firstScreen ? { firstScreen } : {}), createdAt: now() }
+    async set(key, { css, network, firstScreen, engine }) {
+      const entry: z.infer<typeof entrySchema> = { format: FORMAT, key, css, ...(network ? { network } : {}), ...(firstScreen ? { firstScreen } : {}), ...(engine ? { engine } : {}), createdAt: now() }
       await writeFileAtomic(fileOf(key), JSON.stringify(entry))
     },
   }

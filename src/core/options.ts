@@ -12,6 +12,7 @@ import { DEFAULT_VIEWPORTS, SELECTION_LIMITS, STATE_PATTERN, STATE_RULE, THIRD_P
 import { NONCE_PATTERN } from '../html/nonce.ts'
 import { DEFAULT_PRELOAD, PRELOAD_STRATEGIES, type PreloadStrategy } from '../html/strategies.ts'
 import { didYouMean } from '../shared/did-you-mean.ts'
+import { ENGINE_CHOICES, type EngineChoice } from '../shared/engines.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 
 /** The env vars the plugin reads; an option of the same name wins. */
@@ -19,6 +20,7 @@ export const ENV = {
   baseUrl: 'CRITICAL_CSS_BASE_URL',
   token: 'CRITICAL_CSS_API_TOKEN',
   siteUrl: 'CRITICAL_CSS_SITE_URL',
+  engine: 'CRITICAL_CSS_ENGINE',
 } as const
 
 export const DEFAULT_TIMEOUT_MS = 120_000
@@ -158,6 +160,16 @@ export interface Options {
   rateLimit?: RateLimitOption
   /** Run in this build. Default: production builds of client code only, not dev servers, watch rebuilds or SSR. */
   enabled?: boolean
+  /**
+   * What renders the pages when no service is configured (embedded mode). `'auto'`: the
+   * Chrome/Chromium already on the machine (CHROME_PATH, PATH, Playwright's or Puppeteer's
+   * cache, `@sparticuz/chromium`), else the static engine, with one warning. `'chromium'`: a
+   * browser or a failed build. `'static'`: no browser; every rule the page's elements use,
+   * not only the first screen's. A configured service renders with its own engine. Default:
+   * env `CRITICAL_CSS_ENGINE`, else `'auto'`.
+   * @example 'static'
+   */
+  engine?: EngineChoice
 }
 
 /**
@@ -222,6 +234,8 @@ export interface ResolvedOptions {
   rateLimit: RateLimitOption | null
   /** Null: decided by the kind of build (`enabledFor`). */
   enabled: boolean | null
+  /** What renders in embedded mode (`auto` unless the option or env var says). */
+  engine: EngineChoice
   /**
    * What stops a build from running, found here and reported when a build runs (not in a
    * dev server where the plugin is off): malformed env vars, a service without a token, a
@@ -310,6 +324,7 @@ const optionsShape = {
   report: z.union([z.literal(false), z.string().min(1)]).optional(),
   rateLimit: z.strictObject({ requestsPerMinute: z.number().int().positive().nullable(), windowMs: positiveMs.optional() }).optional(),
   enabled: z.boolean().optional(),
+  engine: z.enum(ENGINE_CHOICES, { error: `must be one of ${ENGINE_CHOICES.map((choice) => `'${choice}'`).join(', ')}` }).optional(),
 } satisfies ShapeOf<Options>
 
 /** The options' checker; `Options` documents the same shape (the compiler keeps them equal). */
@@ -329,7 +344,7 @@ export interface OptionWords {
   /** Where the checker found a value wrong, from its path in the options as given: option `viewports[0].width`. */
   at(path: readonly PropertyKey[], options: unknown): string
   /** An option named in passing: `strict` is on, the `timeout` of 2 s. */
-  name(option: 'strict' | 'timeout' | 'siteUrl' | 'baseUrl' | 'base'): string
+  name(option: 'strict' | 'timeout' | 'siteUrl' | 'baseUrl' | 'base' | 'engine'): string
   /** An option with the value to give it, as the user would write it: `base: '/docs/'`, `--base /docs/`. */
   set(option: 'base' | 'siteUrl', value: string): string
   /** After an env var, the option that sets the same thing (` (or the \`siteUrl\` option)`), or '' where this surface has none. */
@@ -412,6 +427,10 @@ function fromEnv(env: Env, name: string, check: (value: string) => boolean, expe
   return undefined
 }
 
+function isEngineChoice(value: string): boolean {
+  return (ENGINE_CHOICES as readonly string[]).includes(value)
+}
+
 function isHttpUrl(value: string): boolean {
   return httpUrl.safeParse(value).success
 }
@@ -448,6 +467,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
   const token = value.token ?? fromEnv(env, ENV.token, (t) => TOKEN_PATTERN.test(t), TOKEN_RULE, problems)
   const siteUrl = value.siteUrl ?? fromEnv(env, ENV.siteUrl, isHttpUrl, 'must be an absolute http(s) URL', problems)
   const pages = value.pages?.map((page) => (typeof page === 'string' ? { url: page, html: null } : { url: page.url, html: page.html ?? null })) ?? null
+  const engine = value.engine ?? (fromEnv(env, ENV.engine, isEngineChoice, `must be one of ${ENGINE_CHOICES.join(', ')}`, problems) as EngineChoice | undefined) ?? 'auto'
 
   let service: RemoteService | null = null
   if (baseUrl !== undefined) {
@@ -456,6 +476,8 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
     // Embedded mode serves the pages itself; a service has to be told where they are.
     const relative = siteUrl === undefined ? pages?.find((page) => !URL.canParse(page.url)) : undefined
     if (relative) problems.push(relativePageProblem(relative.url, words))
+    // The service renders with its own engine: a choice of this build's would be silently ignored.
+    if (engine !== 'auto') problems.push(`${value.engine !== undefined ? words.name('engine') : `env ${ENV.engine}`} is '${engine}', which picks what renders when no service is configured; ${describeBaseUrl(baseUrl)} renders with its own engine (critical-css-service --engine). Leave it out, or unset ${ENV.baseUrl}${words.orOption('baseUrl')}`)
   }
   return {
     pages,
@@ -476,6 +498,7 @@ export function resolveOptions(options: Options = {}, env: Env = process.env, wo
     report: value.report || null,
     rateLimit: value.rateLimit ?? null,
     enabled: value.enabled ?? null,
+    engine,
     problems,
     words,
   }

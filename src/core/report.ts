@@ -15,6 +15,8 @@ export interface PageReport {
   url: string
   file: string
   source: PageSource | null
+  /** What made its critical CSS (`chromium`, `static`; from the cache too); null when nothing did, or a service that does not say. */
+  engine: string | null
   /** Bytes of critical CSS inlined (UTF-8). */
   cssBytes: number
   ms: number
@@ -110,11 +112,12 @@ export function formatSummary(report: BuildReport, labels: SummaryLabels): strin
   const rows = report.pages.map((page) => [
     labels.name(page),
     page.source ?? '-',
+    page.engine ?? '-',
     page.outcome === 'failed' ? '-' : formatBytes(page.cssBytes),
     formatMs(page.ms),
     outcomeLabel(page, labels),
   ])
-  const header = ['page', 'source', 'CSS', 'time', 'outcome']
+  const header = ['page', 'source', 'engine', 'CSS', 'time', 'outcome']
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
   const line = (cells: string[]): string =>
     `  ${cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')}`

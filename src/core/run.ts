@@ -145,7 +145,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   // The build's own files, for stylesheets worth inlining whole; `none` keeps every link as the author wrote it.
   const sheets = input.output && strategy.defers ? { texts: buildSheetTexts(buildFileFinder(input.output, input.base)), lazy: lazySheetOf(input.output) } : null
   /** Inlines and reports a page's CSS; returns its new HTML, or null when it stays as it is. */
-  const finish = async (page: PageWork, { css, network, firstScreen }: Rendered, source: PageReport['source'], ms: number): Promise<string | null> => {
+  const finish = async (page: PageWork, { css, network, firstScreen, engine }: Rendered, source: PageReport['source'], ms: number): Promise<string | null> => {
     const { asset } = strategy
     // What the page gets resolves the way its own links do: a relatively linked site works at any base and from disk.
     const relative = linksRelatively(page.html!)
@@ -165,6 +165,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       url: page.shown,
       file: page.file,
       source,
+      engine,
       cssBytes: Buffer.byteLength(css),
       ms,
       outcome: result.changed ? 'inlined' : 'unchanged',
@@ -183,12 +184,12 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     return result.changed ? result.html : null
   }
   const leave = (page: PageWork, message: string): void => {
-    reports.set(page, { url: page.shown, file: page.file, source: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, inlinedWhole: [], stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
+    reports.set(page, { url: page.shown, file: page.file, source: null, engine: null, cssBytes: 0, ms: 0, outcome: 'unchanged', message, inlinedWhole: [], stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
   }
   /** `failure`: the error a page's render ended with, or the run's own reason as text. Said when the run ends, grouped by cause. */
   const fail = (page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void => {
     const message = describeError(failure)
-    reports.set(page, { url: page.shown, file: page.file, source, cssBytes: 0, ms, outcome: 'failed', message, inlinedWhole: [], stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
+    reports.set(page, { url: page.shown, file: page.file, source, engine: null, cssBytes: 0, ms, outcome: 'failed', message, inlinedWhole: [], stillBlocking: 0, skippedHosts: [], unreadStylesheets: [], firstScreen: [] })
     causes.set(page, causeOf(failure, page, context))
   }
   // Remote mode: what the deployed site serves is held to this build (modes/deployed-sheets.ts).
@@ -211,7 +212,9 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       // A page given its sheets whole has no critical style for a later run to find: that run
       // finds nothing to defer and leaves it, so its output is not kept (a hit would add the style).
       const after = reports.get(page)?.inlinedWhole.length ? null : output
-      const keys = new Set([page.key, ...(after === null ? [] : [await mode.cacheKey(page, after)])])
+      // Kept for the engine that made it: one the build did not expect (a browser found that did not start) keys its own.
+      const key = rendered.engine === mode.engine ? page.key : await mode.cacheKey(page, page.html!, rendered.engine)
+      const keys = new Set([key, ...(after === null ? [] : [await mode.cacheKey(page, after, rendered.engine)])])
       for (const key of keys) await cache.set(key, rendered)
     } catch (error) {
       if (!cacheWriteFailed) logger.warn(`critical CSS: could not write the cache in ${cacheDir} (${describeError(error)}); results are not kept for the next build.`)
@@ -231,7 +234,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     if (missing?.all) return fail(page, new MissingStylesheetsError(missing.paths, missing.bases, options.words), null, performance.now() - begun)
     // Some: the page renders with the rest, and the render notes the others unread, so their links stay blocking.
     if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
-    page.key = cache ? await mode.cacheKey(page, page.html) : null
+    page.key = cache ? await mode.cacheKey(page, page.html, mode.engine) : null
     const hit = page.key !== null ? await cache!.get(page.key) : null
     if (hit) return void (await finish(page, hit, 'cache', performance.now() - begun))
     // Nothing in the head holds up first paint (CSS inline already, or deferred by an
@@ -373,9 +376,9 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
         try {
           if (accountError !== null) throw accountError
           signal.throwIfAborted()
-          const { css, network, firstScreen, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
+          const { css, network, firstScreen, engine, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
           // Named as the page names them, so the notes still match from the cache in a later build.
-          const rendered = { css: await own(page, css), network: localNotes(network, page.url), firstScreen }
+          const rendered = { css: await own(page, css), network: localNotes(network, page.url), firstScreen, engine }
           const output = await finish(page, rendered, source, serviceMs ?? performance.now() - begun)
           await keep(page, rendered, output)
         } catch (error) {

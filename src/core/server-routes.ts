@@ -22,6 +22,7 @@ import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from 
 import { writeFilesAtomic } from './files.ts'
 import { firstScreenLine } from './first-screen-notes.ts'
 import { CHECK_INTERVAL } from './modes/embedded.ts'
+import { engineShown, sayEngine } from './modes/engine-notes.ts'
 import { clientRenderer, logRetries } from './modes/client-renderer.ts'
 import type { RenderedPage } from './modes/mode.ts'
 import { otherReleaseMessage, type OtherRelease } from './modes/deployed-sheets.ts'
@@ -158,14 +159,20 @@ interface SampleRenderer {
 }
 
 /** The embedded service renders each sample from the built server, in a local Chromium. */
-async function embeddedSamples(options: ResolvedOptions, origin: string, logger: BuildLogger): Promise<SampleRenderer> {
+async function embeddedSamples(options: ResolvedOptions, origin: string, root: string, logger: BuildLogger): Promise<SampleRenderer> {
   const { startEmbeddedService } = await import('./modes/embedded-service.ts')
   let client: CriticalCssClient | null = null
-  const service = await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: AT_ONCE, words: options.words, onJobEnded: (id) => client?.checkNow(id) })
+  const service = await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, engine: options.engine, root, workers: { chromium: AT_ONCE, static: AT_ONCE }, words: options.words, onJobEnded: (id) => client?.checkNow(id) })
+  try {
+    sayEngine(service.engine, options, logger)
+  } catch (error) {
+    await service.close()
+    throw error
+  }
   const opened = createClient({ baseUrl: service.baseUrl, token: service.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
   client = opened
   return {
-    where: `of the built server (${origin}) in a local Chromium`,
+    where: `of the built server (${origin}) ${engineShown(service.engine)}`,
     urlOf: (page) => page.url,
     render(url, selection) {
       const renderer = clientRenderer(opened, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency: AT_ONCE, advice: () => null })
@@ -248,7 +255,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
         else left.push({ route, why })
       }
       if (routes.length > 0) {
-        const opened = service === null ? await embeddedSamples(options, app.origin, logger) : remoteSamples(options, service, options.siteUrl!, output, input, notes)
+        const opened = service === null ? await embeddedSamples(options, app.origin, input.root, logger) : remoteSamples(options, service, options.siteUrl!, output, input, notes)
         samples = opened
         logger.info(`critical CSS: rendering ${routes.length} server route${routes.length === 1 ? '' : 's'} ${opened.where}`)
         /** One sample rendered, with `keep` the selectors of the CSS the route's other samples got. */

@@ -174,7 +174,7 @@ describe('processDirectory, embedded mode', () => {
     const info = logger.info
     logger.info = (message) => {
       info(message)
-      if (message.includes('in a local Chromium')) setTimeout(() => stop.abort(new Error('interrupted')), 200)
+      if (/rendering \d+ pages? in Chromium/.test(message)) setTimeout(() => stop.abort(new Error('interrupted')), 200)
     }
     await expect(processDirectory(dist, { cache: false }, { root, logger, env: {}, signal: stop.signal })).rejects.toThrow('interrupted')
     expect(logger.warnings).toEqual([])

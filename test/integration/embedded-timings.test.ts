@@ -29,7 +29,9 @@ describe('the embedded service', () => {
     const ended: Promise<[string, string]>[] = []
     const service = await startEmbeddedService({
       jobTimeoutMs: 30_000,
-      workers: 1,
+      engine: 'chromium',
+      root: process.cwd(),
+      workers: { chromium: 1, static: 1 },
       words: PLUGIN_WORDS,
       onJobEnded: (id) => {
         // What the service answers for the job at the moment it says so.

@@ -384,7 +384,7 @@ describe('report', () => {
     expect(report.pages.map((page) => page.outcome).sort()).toEqual(['failed', 'inlined', 'inlined'])
     const inlined = report.pages.find((page) => page.outcome === 'inlined')!
     expect(inlined.cssBytes).toBe(Buffer.byteLength(readStyles(html(output, inlined.file)).critical[0]!))
-    expect(output.infos.join('\n')).toMatch(/page\s+source\s+CSS\s+time\s+outcome/)
+    expect(output.infos.join('\n')).toMatch(/page\s+source\s+engine\s+CSS\s+time\s+outcome/)
   })
 })
 

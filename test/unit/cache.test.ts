@@ -33,8 +33,8 @@ describe('result cache', () => {
     const key = cacheKey(parts)
     expect(await cache.get(key)).toBeNull()
     const firstScreen = [{ viewport: { width: 412, height: 915 }, share: 0.008, elements: ['footer.site'] }]
-    await cache.set(key, { css: 'p{margin:0}', network: null, firstScreen })
-    expect(await cache.get(key)).toEqual({ css: 'p{margin:0}', network: null, firstScreen, createdAt: 1_000_000 })
+    await cache.set(key, { css: 'p{margin:0}', network: null, firstScreen, engine: 'static' })
+    expect(await cache.get(key)).toEqual({ css: 'p{margin:0}', network: null, firstScreen, engine: 'static', createdAt: 1_000_000 })
     now += 999
     expect(await cache.get(key)).not.toBeNull()
     now += 1

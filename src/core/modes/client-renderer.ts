@@ -55,7 +55,7 @@ export function clientRenderer(
       try {
         const job = answer
         const data = isJobData(job) ? job : await timed('request: wait for the CSS', () => client.waitForCss(job, { deadline, signal }), url)
-        return { css: data.css ?? '', network: data.network ?? null, firstScreen: data.firstScreen ?? null, serviceMs: latencyOf(data) }
+        return { css: data.css ?? '', network: data.network ?? null, firstScreen: data.firstScreen ?? null, engine: data.engine ?? null, serviceMs: latencyOf(data) }
       } catch (error) {
         throw advised(error, 'wait', advice)
       }

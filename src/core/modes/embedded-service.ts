@@ -1,17 +1,33 @@
 /**
  * The service embedded mode renders with: the reference service in this process on
  * 127.0.0.1 (ephemeral port, a fresh random token, plan ent, private networks allowed,
- * in-memory store) with the Chromium engine. Loaded with `import()` only when some page
+ * in-memory store) with the engine the `engine` option picks (`auto`: the first browser
+ * found that starts, else the static engine). Loaded with `import()` only when some page
  * misses the cache, so a remote-mode or warm build never loads playwright-core.
  */
 import { STOP_SIGNALS, signalExitCode } from '../../shared/signals.ts'
 import { timed } from '../../shared/timings.ts'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
+import type { EngineChoice, EngineName } from '../../shared/engines.ts'
 import type { OptionWords } from '../options.ts'
+
+/** What renders a build's pages, as its log says it. */
+export interface EmbeddedEngine {
+  name: EngineName
+  /** The browser (`version` as it says it); null for the static engine. */
+  browser: { version: string; executablePath: string; source: string } | null
+  /** Browsers found that did not start, and why. */
+  failed: { browser: string; reason: string }[]
+  /** `auto` found no browser that starts: the static engine renders. */
+  fellBack: boolean
+  /** Pages rendered at once. */
+  workers: number
+}
 
 export interface EmbeddedService {
   baseUrl: string
   token: string
+  engine: EmbeddedEngine
   /** Stops the service and the browser; safe to call more than once. */
   close(): Promise<void>
 }
@@ -19,8 +35,12 @@ export interface EmbeddedService {
 export interface EmbeddedServiceOptions {
   /** A job's deadline in the service. */
   jobTimeoutMs: number
-  /** Pages rendered at once. */
-  workers: number
+  /** What renders (`auto`: a browser found that starts, else static). */
+  engine: EngineChoice
+  /** Pages rendered at once, per engine. */
+  workers: Record<EngineName, number>
+  /** The project: where `@sparticuz/chromium` and playwright-core are looked for. */
+  root: string
   /** How the failure to start a browser names the way to a service instead. */
   words: OptionWords
   /** Called with a job's id once its end (done or failed) is written: its waiter need not wait for its next check. */
@@ -31,22 +51,23 @@ export interface EmbeddedServiceOptions {
 const JOB_ENDS = new Set(['job_done', 'job_failed'])
 
 export async function startEmbeddedService(options: EmbeddedServiceOptions): Promise<EmbeddedService> {
-  const [{ createChromiumEngine }, { startService }, { createToken }] = await timed('embedded: load the engine and service', () =>
-    Promise.all([import('../../engine/chromium.ts'), import('../../service/server.ts'), import('../../service/auth.ts')]),
+  const [{ startEngine }, { startService }, { createToken }] = await timed('embedded: load the engine and service', () =>
+    Promise.all([import('../../engine/start-engine.ts'), import('../../service/server.ts'), import('../../service/auth.ts')]),
   )
   // From before the launch: a signal while the browser starts must take it down too.
   const stopSignals = stopOnSignals()
-  let engine: Awaited<ReturnType<typeof createChromiumEngine>>
+  let started: Awaited<ReturnType<typeof startEngine>>
   try {
     // One tenant, the build: its jobs run on their warm pages, so no spare is opened after them.
-    engine = createChromiumEngine({ sparesAfterJobs: false })
-    await timed('embedded: launch the browser', () => engine.ready())
+    started = await timed('embedded: start the engine', () => startEngine(options.engine, { chromium: { sparesAfterJobs: false }, root: options.root }))
   } catch (error) {
     stopSignals()
     throw new ConfigurationError(
       `${PLUGIN_NAME}: no critical CSS service is configured, so the plugin renders the pages itself in a local Chrome/Chromium, and it cannot start one. ${describeError(error)} Or ${options.words.useService} to use a Critical CSS Generation API instead.`,
     )
   }
+  const { engine } = started
+  const workers = options.workers[started.name]
   try {
     const token = createToken()
     const start = () =>
@@ -57,7 +78,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
         engine,
         allowPrivateNetworks: true,
         jobTimeoutMs: options.jobTimeoutMs,
-        workers: options.workers,
+        workers,
         // Nothing is in flight once the build has every page's answer.
         shutdownGraceMs: 0,
         log: (line) => {
@@ -74,7 +95,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
         .then(() => engine.close().catch(() => {}))
       return closed
     }
-    return { baseUrl: service.url, token, close }
+    return { baseUrl: service.url, token, engine: { name: started.name, browser: started.browser, failed: started.failed, fellBack: started.fellBack, workers }, close }
   } catch (error) {
     stopSignals()
     await engine.close().catch(() => {})

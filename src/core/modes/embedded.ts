@@ -23,11 +23,19 @@ import { planPages, type Page } from '../pages.ts'
 import { clientRenderer, logRetries } from './client-renderer.ts'
 import type { EmbeddedService } from './embedded-service.ts'
 import type { Mode } from './mode.ts'
+import { engineShown, sayEngine } from './engine-notes.ts'
+import { counted } from '../report.ts'
+import type { EngineChoice, EngineName } from '../../shared/engines.ts'
 
-const NAME = 'embedded service (local Chromium)'
+const NAME = 'embedded service'
 /** Pages in flight: enough to keep every worker busy, few enough that a page's deadline runs while it is rendered, not while it queues. */
 export const PAGES_PER_WORKER = 2
 const MAX_WORKERS = 4
+/**
+ * Static jobs at once: a static job is a few ms of its engine's threads and a few requests to
+ * the build server, so more of them keep the threads fed while others fetch.
+ */
+const STATIC_WORKERS = 8
 /** The service is on loopback and a warm page renders in a few hundred ms: a job is checked every 50–200 ms, not every few seconds. */
 export const CHECK_INTERVAL = { firstMs: 50, factor: 1.25, maxMs: 200 }
 
@@ -43,28 +51,40 @@ function onBuildServer(page: ResolvedPage, siteUrl: URL | null, local: URL): Res
   return { ...page, url: new URL(`${url.pathname}${url.search}`, local.origin).href }
 }
 
-/** Pages the embedded service renders at once. */
-function embeddedWorkers(): number {
-  return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()))
+/** Pages the embedded service renders at once, per engine: a browser's pages each take a core. */
+function embeddedWorkers(): Record<EngineName, number> {
+  return { chromium: Math.max(1, Math.min(MAX_WORKERS, availableParallelism())), static: STATIC_WORKERS }
 }
 
-/** The service and browser for this build's options (loaded only when a build renders). */
-function startForBuild(options: ResolvedOptions, onJobEnded: (id: string) => void): Promise<EmbeddedService> {
+/** The service and its engine for this build's options (loaded only when a build renders). */
+function startForBuild(options: ResolvedOptions, root: string, onJobEnded: (id: string) => void): Promise<EmbeddedService> {
   return timed('embedded: start', async () => {
     const { startEmbeddedService } = await timed('embedded: load its module', () => import('./embedded-service.ts'))
-    return await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, workers: embeddedWorkers(), words: options.words, onJobEnded })
+    return await startEmbeddedService({ jobTimeoutMs: options.timeoutMs, engine: options.engine, root, workers: embeddedWorkers(), words: options.words, onJobEnded })
   })
 }
 
+/**
+ * The engine a build expects to render with, before anything starts: what its pages are looked
+ * up for in the cache. `auto` expects Chromium when a browser is found (one that then does not
+ * start renders statically, and its pages are kept under the static engine's keys).
+ */
+async function expectedEngine(choice: EngineChoice, root: string): Promise<EngineName> {
+  if (choice !== 'auto') return choice
+  const { anyBrowser } = await import('../../engine/find-browsers.ts')
+  return (await anyBrowser(process.env, root)) ? 'chromium' : 'static'
+}
+
 export function embeddedMode(options: ResolvedOptions): Mode {
-  const workers = embeddedWorkers()
   let service: Promise<EmbeddedService> | null = null
+  /** The project root the mode began or opened with: where the engine looks for browsers. */
+  let projectRoot = process.cwd()
   let site: BuildServer | null = null
   let client: CriticalCssClient | null = null
   const start = (): Promise<EmbeddedService> => {
     if (service === null) {
       // The service is in this process: a job's waiter hears of its end at once, not at its next check.
-      service = startForBuild(options, (id) => client?.checkNow(id))
+      service = startForBuild(options, projectRoot, (id) => client?.checkNow(id))
       // A browser that cannot start is said by the run that needs it, with its hint.
       service.catch(() => {})
     }
@@ -74,6 +94,8 @@ export function embeddedMode(options: ResolvedOptions): Mode {
     begin: () => void start(),
     async open({ output, base, root }) {
       if (output === undefined) throw new TypeError('embedded mode needs the build output')
+      projectRoot = root
+      const engine = await expectedEngine(options.engine, root)
       // keep/drop with what their RegExps match and the markers mark in this build's stylesheets: what is rendered and what keys the cache.
       const { selection, notes } = await buildSelection(options, output, root)
       // The site's own absolute URLs (a theme's `absURL` links) are served from this build, never fetched.
@@ -85,6 +107,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
       const bases = baseCheck(output)
       return {
         name: NAME,
+        engine,
         notes,
         plan: (files) => planPages(options.pages?.map((page) => onBuildServer(page, options.siteUrl, served.siteUrl)) ?? null, files, { siteUrl: served.siteUrl, base }),
         prefix: served.siteUrl.pathname,
@@ -93,13 +116,13 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           const url = new URL(page.url)
           return `${url.pathname}${url.search}`
         },
-        async cacheKey(page, html) {
+        async cacheKey(page, html, madeBy) {
           // The site's origin decides which of the page's URLs are this build's files.
           const site = options.siteUrl === null ? [] : [`site:${options.siteUrl.origin}`]
           const contents = [contentHashOfParts((part) => renderKeyParts(html, part)), ...(await hashes(html, page.url)), ...site]
           // The page by where it is served (path and query, below the base), not by its file: the CSS's url()s follow the base.
           const url = new URL(page.url)
-          return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, selection, contents })
+          return cacheKey({ service: `${NAME} r${ENGINE_REVISION}`, engine: madeBy, url: `${url.pathname}${url.search}`, viewports: options.viewports, thirdParty: options.thirdParty, selection, contents })
         },
         async missingSheets(page, html) {
           const own = (await Promise.all(linkedSheets(html, page.url).map(sheets))).filter((sheet) => sheet !== null)
@@ -114,9 +137,10 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           return { paths, all, bases: finding?.bases ?? [] }
         },
         async renderer(count, logger) {
-          // Said before the wait: the browser's launch is part of what a person watching waits for.
-          logger.info(`critical CSS: no service configured, rendering ${count} page${count === 1 ? '' : 's'} in a local Chromium (embedded service, ${workers} at a time)`)
           const started = await timed('embedded: wait for the start', start)
+          sayEngine(started.engine, options, logger)
+          const { workers } = started.engine
+          logger.info(`critical CSS: no service configured, rendering ${counted(count, 'page')} ${engineShown(started.engine)}, ${Math.min(count, workers)} at a time`)
           client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
           // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.

@@ -47,8 +47,16 @@ export interface ModeRun {
   readonly notes: readonly string[]
   /** What reports and warnings call a page. */
   shown(page: Page): string
-  /** Where a page's result is kept in the cache (`html`: the page as emitted). */
-  cacheKey(page: Page, html: string): Promise<string>
+  /**
+   * The engine this build's pages are looked up for in the cache: the one it expects to render
+   * with (embedded mode: a browser found, or none), null where the service decides (remote mode).
+   */
+  readonly engine: string | null
+  /**
+   * Where a page's result is kept in the cache (`html`: the page as emitted; `engine`: what made
+   * it, so a result of one engine never answers a build that renders with the other).
+   */
+  cacheKey(page: Page, html: string, engine: string | null): Promise<string>
   /**
    * Embedded mode: the stylesheets the page links on its own origin that the build lacks (a
    * missing or wrong base), asked before the cache; null when it lacks none. Absent in remote
@@ -93,6 +101,8 @@ export interface Rendered {
   network: JobNetwork | null
   /** Where the first screen with only the CSS still differs from the full page (null: not checked, or a service that does not say). */
   firstScreen: FirstScreenDifference[] | null
+  /** What made the CSS (`chromium`, `static`); null: a service that does not say. */
+  engine: string | null
 }
 
 /** A render's result, with how long the page took at the service. */

@@ -162,6 +162,8 @@ export function remoteMode(options: ResolvedOptions, service: RemoteService): Mo
         plan: (files) => planPages(options.pages, files, { siteUrl: options.siteUrl, base }),
         prefix: pagesPrefix(base, options.siteUrl),
         shown: (page) => page.url,
+        // The service decides what renders: its results are kept by the service's name.
+        engine: null,
         cacheKey: async (page, html) =>
           cacheKey({ service: name, url: page.url, viewports: options.viewports, thirdParty: options.thirdParty, selection, ...(sheetHashes ? { contents: await sheetHashes(html, page.url) } : {}) }),
         ...(output ? { checkAgainstBuild: deployedSheetsCheck(output, base) } : {}),
