@@ -3,6 +3,7 @@
  * keeps its own deadline and signal: one that gives up leaves the others waiting.
  */
 import type { JobData } from '../contract/api-contract.ts'
+import { DONE } from '../shared/abortable.ts'
 import type { Now, Sleep } from './retry.ts'
 
 /** One `waitForCss` call: its own deadline and signal. */
@@ -37,7 +38,7 @@ export class JobWaits {
         resolve,
         reject,
         detach: () => {
-          timer.abort()
+          timer.abort(DONE)
           signal?.removeEventListener('abort', onAbort)
         },
       }

@@ -123,7 +123,8 @@ export class RateWindow {
     else this.entries.splice(this.entries.indexOf(entry), 1)
     if (outcome.counted && outcome.success && outcome.teaches !== false) this.learn(outcome.rateLimit)
     // The next answer after a 429 decides: its headers (below), or their absence, which frees what the 429 held.
-    if (outcome.counted && outcome.success && outcome.rateLimit?.remaining == null) this.entries = this.entries.filter((e) => e.seq !== HELD)
+    // Scanned before it is copied: a build's thousands of answers from a service with no limit hold none.
+    if (outcome.counted && outcome.success && outcome.rateLimit?.remaining == null && this.entries.some((e) => e.seq === HELD)) this.entries = this.entries.filter((e) => e.seq !== HELD)
     if (outcome.rateLimit?.remaining != null) this.speaksRateLimit = true
     if (outcome.counted && outcome.rateLimit) {
       if (this.limit === 'probing') this.heldCorrection = { headers: outcome.rateLimit, entry }
@@ -143,7 +144,8 @@ export class RateWindow {
 
   /** How long until a slot is free (0 = now), or null when only an answer in flight can free one. */
   waitForSlot(now: number): number | null {
-    this.entries = this.entries.filter((e) => e.expiresAt > now)
+    // Asked before every request: the window is copied only when some slot in it freed.
+    if (this.entries.some((e) => e.expiresAt <= now)) this.entries = this.entries.filter((e) => e.expiresAt > now)
     const limit = this.limit
     // An entry still in flight has no release time yet.
     if (limit === 'probing') return this.entries.some((e) => e.expiresAt === Number.POSITIVE_INFINITY) ? null : 0

@@ -3,7 +3,7 @@
  * closes, and a call that could not succeed (client closed, signal aborted, deadline
  * passed) fails before it queues for a slot.
  */
-import { abortable } from '../shared/abortable.ts'
+import { DONE, abortable } from '../shared/abortable.ts'
 import { checkDeadline } from './checks.ts'
 import { TimeoutError } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
@@ -44,6 +44,6 @@ export async function settleWithin<T>(promise: Promise<T>, scope: RequestOptions
   try {
     return await Promise.race([watched, late])
   } finally {
-    timer.abort()
+    timer.abort(DONE)
   }
 }

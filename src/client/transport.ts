@@ -4,6 +4,7 @@
  * caller's abort reason, or a TimeoutError at the deadline).
  */
 import { Agent, request, type Dispatcher } from 'undici'
+import { DONE } from '../shared/abortable.ts'
 import { CriticalCssError, InvalidResponseError, NetworkError, TimeoutError, formatSeconds } from './errors.ts'
 import type { Now, Sleep } from './retry.ts'
 
@@ -108,7 +109,7 @@ async function readBody(response: Dispatcher.ResponseData, message: Exchange, cl
     }
     throw error
   } finally {
-    timer.abort()
+    timer.abort(DONE)
   }
   return Buffer.concat(chunks).toString('utf8')
 }
@@ -165,7 +166,7 @@ export async function exchange(dispatcher: Dispatcher, origin: string, message: 
       ...(NEVER_SENT.has(code) ? { hint: "Check that `baseUrl` is the service's address and that the service is running." } : {}),
     })
   } finally {
-    deadlineTimer.abort()
+    deadlineTimer.abort(DONE)
     message.signal?.removeEventListener('abort', onCallerAbort)
   }
 }

@@ -35,3 +35,10 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
     clearTimeout(timer)
   }
 }
+
+/**
+ * The reason a timer is stopped with once what it bounded is done (`timer.abort(DONE)`): a
+ * waited sleep rejects with it and nobody reads it. `abort()` with no reason makes a
+ * DOMException, stack and all, on every request a client sends.
+ */
+export const DONE: unknown = Object.freeze({ done: true })
