@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { OutputFile, PartialMessage, PluginBuild } from 'esbuild'
 import { directoryOutput, sheetsNamedByScripts, sourceSheetsOf, type BuildOutput } from '../core/build-server.ts'
+import { pagesInMemory } from '../core/run.ts'
 import { writeFilesAtomic } from '../core/files.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
@@ -93,7 +94,7 @@ export function setupEsbuild(build: PluginBuild, session: BuildSession): void {
     const showInfo = INFO_LEVELS.has(initial.logLevel ?? 'warning')
     try {
       const { updated, assets } = await session.run({
-        html,
+        pages: pagesInMemory(html),
         // esbuild's publicPath says where assets load from, not where pages are served.
         base: '/',
         root,

@@ -5,6 +5,7 @@
  */
 import type { Plugin as VitePlugin, ResolvedConfig } from 'vite'
 import { sheetsNamedByScripts, sourceSheetsOf, type BuildOutput } from '../core/build-server.ts'
+import { pagesInMemory } from '../core/run.ts'
 import { frameworkOf, type Framework } from '../core/frameworks.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
@@ -87,7 +88,7 @@ async function processBundle(bundle: Record<string, BundleEntry>, target: Target
     staticDirs: target.staticDirs ?? [],
   }
   const { session, moduleIds: _moduleIds, ...build } = target
-  const { updated, assets, report } = await session.run({ ...build, html, output })
+  const { updated, assets, report } = await session.run({ ...build, pages: pagesInMemory(html), output })
   for (const [file, text] of assets) if (!(file in bundle)) target.emit(file, text)
   for (const [file, text] of updated) bundle[file]!.source = text
   return report

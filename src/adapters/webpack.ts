@@ -4,6 +4,7 @@
  * OPTIMIZE_TRANSFER, where compression and similar plugins read the final bytes.
  */
 import { sourceSheetsOf } from '../core/build-server.ts'
+import { pagesInMemory } from '../core/run.ts'
 import { PLUGIN_NAME } from '../core/errors.ts'
 import { configEmitsHtml, isHtmlFile } from '../core/pages.ts'
 import type { BuildSession } from '../core/session.ts'
@@ -94,7 +95,7 @@ export function applyWebpackLike(compiler: CompilerLike, session: BuildSession):
         const logger = compilation.getLogger(NAME)
         try {
           const { updated, assets } = await session.run({
-            html,
+            pages: pagesInMemory(html),
             base: typeof publicPath === 'string' ? publicPath : '/',
             root: compiler.context,
             // Every asset as the compilation holds it now (the HTML before ours edits it).

@@ -7,7 +7,8 @@
  * no browser starts; each path is looked up once per base tried.
  */
 import { CriticalCssError } from '../client/errors.ts'
-import { stylesheetHrefs } from '../html/scan.ts'
+import { detached } from '../shared/detached.ts'
+import { declaredAddress, stylesheetHrefs } from '../html/scan.ts'
 import { buildFileFinder, type BuildOutput, type FileFinder } from './build-server.ts'
 import { sheetUrls } from './build-sheets.ts'
 import type { OptionWords } from './options.ts'
@@ -20,9 +21,18 @@ const ORIGIN = 'http://build.invalid'
 export interface SitePage {
   /** Its URL path below the base (`posts/a/`, `about.html`, `` for the home page): what stays when the base changes. */
   rest: string
-  html: string
   /** Its file, relative to the output directory. */
   file: string
+  /** Its stylesheet links' hrefs, as written. */
+  hrefs: string[]
+  /** Where it says it is deployed (`<link rel=canonical>`, `og:url`); null when it does not. */
+  declared: string | null
+}
+
+/** What a page's HTML says of where the site is, kept without the page (copied out of it: see `detached`). */
+export function sitePageOf(rest: string, file: string, html: string): SitePage {
+  const declared = declaredAddress(html)
+  return { rest, file, hrefs: stylesheetHrefs(html).map(detached), declared: declared === null ? null : detached(declared) }
 }
 
 /** What the build's files say of where its pages' stylesheets are. */
@@ -41,17 +51,26 @@ export interface BaseFinding {
 }
 
 /** Every page as the check sees it, from the build's HTML files (one that is not UTF-8 is left out: the run fails it). */
-export function sitePages(html: ReadonlyMap<string, string | Uint8Array>): SitePage[] {
+/**
+ * What each HTML file says of where the site is (its stylesheet links, the address it names),
+ * read one file at a time and kept without the page: a folder's pages are many, and the run
+ * reads each again when it needs it. A file that is not UTF-8 is left out.
+ */
+export async function sitePages(files: readonly string[], read: (file: string) => Promise<string | Uint8Array>): Promise<SitePage[]> {
   const decoder = new TextDecoder('utf-8', { fatal: true })
+  const pages: SitePage[] = []
   // The files' URLs below `/`: the one rule that turns a file into its page's path (pages.ts).
-  return planPages(null, [...html.keys()], { siteUrl: new URL(ORIGIN), base: '/' }).flatMap((page) => {
-    const content = html.get(page.file)!
+  for (const page of planPages(null, files, { siteUrl: new URL(ORIGIN), base: '/' })) {
+    const content = await read(page.file)
+    let html: string
     try {
-      return [{ rest: new URL(page.url).pathname.slice(1), html: typeof content === 'string' ? content : decoder.decode(content), file: page.file }]
+      html = typeof content === 'string' ? content : decoder.decode(content)
     } catch {
-      return []
+      continue
     }
-  })
+    pages.push(sitePageOf(new URL(page.url).pathname.slice(1), page.file, html))
+  }
+  return pages
 }
 
 /** The directories a path is below, outermost first: `/a/b/c.css` is below `/`, `/a/` and `/a/b/`. */
@@ -80,9 +99,9 @@ export function baseCheck(output: BuildOutput): (pages: readonly SitePage[], bas
   }
   return async (pages, base) => {
     const prefix = pagesPrefix(base, null)
-    const linked = pages.map((page) => ({ rest: page.rest, hrefs: stylesheetHrefs(page.html) }))
+    const linked = pages
     // A page's own sheets as linked from where it is served below `at`: a relative href moves with the base, a root one does not.
-    const ownAt = (page: (typeof linked)[number], at: string): URL[] => sheetUrls(page.hrefs, new URL(`${at}${page.rest}`, ORIGIN).href).filter((url) => url.origin === ORIGIN)
+    const ownAt = (page: SitePage, at: string): URL[] => sheetUrls(page.hrefs, new URL(`${at}${page.rest}`, ORIGIN).href).filter((url) => url.origin === ORIGIN)
     const missing = new Map<string, URL>()
     let linking = 0
     let affected = 0

@@ -13,6 +13,7 @@ import { siteAddress } from './site-address.ts'
 import { directoryOutput, type BuildOutput } from './build-server.ts'
 import { ConfigurationError, PLUGIN_NAME } from './errors.ts'
 import { stagedFiles, writeFilesAtomic } from './files.ts'
+import type { PageFiles } from './run.ts'
 import { assertRunnable, resolveDirectoryOptions, type DirectoryOptions, type DirectorySources, type ResolvedDirectoryOptions, type ResolvedOptions } from './options.ts'
 import { isHtmlFile } from './pages.ts'
 import { projectSheets } from './project-sheets.ts'
@@ -142,15 +143,14 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
   if (files.length === 0 && context.requirePages) {
     throw new ConfigurationError(`${PLUGIN_NAME}: there is no .html file below ${folder} (dot folders and node_modules are skipped): give the folder your site was built into.`)
   }
-  // Decoded once, here: the base check and the run read the same strings, and the bytes are not kept.
-  const html = new Map<string, string | Uint8Array>()
-  for (const file of files) html.set(file, decodedOrBytes(await readFile(join(folder, file))))
+  // Read when needed, not held for the run: a site's pages are many, and a run holds those in flight.
+  const pageFiles: PageFiles = { files, read: (file) => readFile(join(folder, file)) }
   const logger = context.logger ?? stderrLogger
   const root = resolve(context.root ?? process.cwd())
   // A framework's project: its own stylesheets hold the markers its minifier stripped from the folder's.
   const output: BuildOutput = context.projectSheets ? { ...directoryOutput(folder), sourceSheets: () => projectSheets(root, [folder]) } : directoryOutput(folder)
-  // Every page decoded once, for what its links say of where the site is and below which base.
-  const pages = sitePages(html)
+  // What every page's links say of where the site is and below which base, read one page at a time.
+  const pages = await sitePages(files, pageFiles.read)
   const site = linkedSite(pages, resolved, logger)
   const options = site === null ? resolved : { ...resolved, siteUrl: site }
   // A site deployed below a path is served below it, as a site URL given with a path is.
@@ -164,7 +164,7 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
     if (files.length > 0) session.begin(root)
     const base = sitePath ?? (baseSaid ? given : await linkedBase(pages, given, output, options, logger))
     const { assets, report } = await session.run({
-      html,
+      pages: pageFiles,
       base,
       root,
       logger,
@@ -185,16 +185,5 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
     // Whatever was begun stops with the run, a base that stops it before rendering included.
     await session.release()
     await staged.discard()
-  }
-}
-
-const UTF8 = new TextDecoder('utf-8', { fatal: true })
-
-/** A page's text, or its bytes when they are not UTF-8 (the run fails that page and leaves it as it is). */
-function decodedOrBytes(bytes: Uint8Array): string | Uint8Array {
-  try {
-    return UTF8.decode(bytes)
-  } catch {
-    return bytes
   }
 }

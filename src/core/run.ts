@@ -31,9 +31,23 @@ import { pageInlineInputs } from './page-inputs.ts'
 import { buildSheetTexts, lazySheetOf } from './whole-sheets.ts'
 import { counted, createProgress, formatSummary, pageName, writeJsonReport, type BuildLogger, type BuildReport, type PageReport, type PageSource } from './report.ts'
 
+/**
+ * The emitted HTML files, relative to the output directory, and the way to read each one: a
+ * bundle holds them in memory; a folder reads a page from disk each time it is needed, so a
+ * run holds the pages in flight, not the whole site.
+ */
+export interface PageFiles {
+  readonly files: readonly string[]
+  read(file: string): Promise<string | Uint8Array>
+}
+
+/** A bundle's pages, held in memory already. */
+export function pagesInMemory(html: ReadonlyMap<string, string | Uint8Array>): PageFiles {
+  return { files: [...html.keys()], read: async (file) => html.get(file)! }
+}
+
 export interface RunInput {
-  /** Emitted HTML files, relative to the output directory → their content. */
-  html: ReadonlyMap<string, string | Uint8Array>
+  pages: PageFiles
   /** The bundler's base / publicPath. */
   base: string
   /** Project root: `cache.dir` and `report` are relative to it. */
@@ -67,7 +81,6 @@ export interface RunResult {
 }
 
 interface PageWork extends Page {
-  html: string | null
   /** What the JSON report calls the page (the mode's `shown`). */
   shown: string
   /** What log lines call the page: its path on the site (see `pageName`). */
@@ -118,11 +131,13 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   for (const note of mode.notes) logger.warn(note)
   const started = performance.now()
   const startedAt = new Date().toISOString()
-  const files = [...input.html.keys()].filter(isHtmlFile)
+  const files = input.pages.files.filter(isHtmlFile)
   const pages: PageWork[] = mode.plan(files).map((page) => {
     const shown = mode.shown(page)
-    return { ...page, html: decode(input.html.get(page.file)!), shown, name: pageName(shown, options.siteUrl), key: null }
+    return { ...page, shown, name: pageName(shown, options.siteUrl), key: null }
   })
+  /** The page's HTML, read when it is needed (its lookup, its inlining), not held between; null when it is not UTF-8. */
+  const read = async (page: PageWork): Promise<string | null> => decode(await input.pages.read(page.file))
   const updated = new Map<string, string>()
   const assets = new Map<string, string>()
   if (pages.length === 0) {
@@ -145,13 +160,13 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   // The build's own files, for stylesheets worth inlining whole; `none` keeps every link as the author wrote it.
   const sheets = input.output && strategy.defers ? { texts: buildSheetTexts(buildFileFinder(input.output, input.base)), lazy: lazySheetOf(input.output) } : null
   /** Inlines and reports a page's CSS; returns its new HTML, or null when it stays as it is. */
-  const finish = async (page: PageWork, { css, network, firstScreen, engine }: Rendered, source: PageReport['source'], ms: number): Promise<string | null> => {
+  const finish = async (page: PageWork, html: string, { css, network, firstScreen, engine }: Rendered, source: PageReport['source'], ms: number): Promise<string | null> => {
     const { asset } = strategy
     // What the page gets resolves the way its own links do: a relatively linked site works at any base and from disk.
-    const relative = linksRelatively(page.html!)
+    const relative = linksRelatively(html)
     const portable = (text: string): string => (relative ? relativeCss(text, page.url, mode.prefix) : text)
-    const inputs = await pageInlineInputs(page.html!, page.url, css, network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable })
-    const result = inlineCriticalCss(page.html!, portable(css), {
+    const inputs = await pageInlineInputs(html, page.url, css, network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable })
+    const result = inlineCriticalCss(html, portable(css), {
       preload: options.preload,
       ...(asset ? { loaderSrc: relative ? relativeAsset(page.file, asset.file) : assetUrl(input.base, page.file, asset.file) } : {}),
       ...(options.nonce ? { nonce: options.nonce } : {}),
@@ -195,15 +210,15 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   // Remote mode: what the deployed site serves is held to this build (modes/deployed-sheets.ts).
   const otherRelease: OtherRelease[] = []
   const unchecked: { name: string; reason: string }[] = []
-  const own = async (page: PageWork, css: string): Promise<string> => {
-    if (!mode.checkAgainstBuild || page.html === null) return css
-    const checked = await mode.checkAgainstBuild(page.url, page.html, css)
+  const own = async (page: PageWork, html: string, css: string): Promise<string> => {
+    if (!mode.checkAgainstBuild) return css
+    const checked = await mode.checkAgainstBuild(page.url, html, css)
     if (checked.kind === 'other') otherRelease.push({ name: page.name, dropped: checked.dropped, replaced: checked.replaced })
     if (checked.kind === 'unchecked') unchecked.push({ name: page.name, reason: checked.reason })
     return checked.css
   }
   /** `output`: the page's new HTML, or null when it stayed as it was. */
-  const keep = async (page: PageWork, rendered: Rendered, output: string | null): Promise<void> => {
+  const keep = async (page: PageWork, html: string, rendered: Rendered, output: string | null): Promise<void> => {
     if (!cache || page.key === null || cacheWriteFailed) return
     // Kept for the page as it came and as it leaves: a run over its own output (a folder
     // processed twice) finds the CSS already there and changes nothing. A cache that
@@ -213,7 +228,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       // finds nothing to defer and leaves it, so its output is not kept (a hit would add the style).
       const after = reports.get(page)?.inlinedWhole.length ? null : output
       // Kept for the engine that made it: one the build did not expect (a browser found that did not start) keys its own.
-      const key = rendered.engine === mode.engine ? page.key : await mode.cacheKey(page, page.html!, rendered.engine)
+      const key = rendered.engine === mode.engine ? page.key : await mode.cacheKey(page, html, rendered.engine)
       const keys = new Set([key, ...(after === null ? [] : [await mode.cacheKey(page, after, rendered.engine)])])
       for (const key of keys) await cache.set(key, rendered)
     } catch (error) {
@@ -228,18 +243,19 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   /** Answers a page from the cache, fails or leaves it, or puts it among the misses. */
   const lookUp = async (page: PageWork): Promise<void> => {
     const begun = performance.now()
-    if (page.html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
+    const html = await read(page)
+    if (html === null) return fail(page, 'the HTML file is not valid UTF-8', null, 0)
     // A page that lacks every sheet of its own would render unstyled and "have no critical CSS": a wrong base, said as such.
-    const missing = mode.missingSheets ? await mode.missingSheets(page, page.html) : null
+    const missing = mode.missingSheets ? await mode.missingSheets(page, html) : null
     if (missing?.all) return fail(page, new MissingStylesheetsError(missing.paths, missing.bases, options.words), null, performance.now() - begun)
     // Some: the page renders with the rest, and the render notes the others unread, so their links stay blocking.
     if (missing) partlyMissing.push({ name: page.name, paths: missing.paths })
-    page.key = cache ? await mode.cacheKey(page, page.html, mode.engine) : null
+    page.key = cache ? await mode.cacheKey(page, html, mode.engine) : null
     const hit = page.key !== null ? await cache!.get(page.key) : null
-    if (hit) return void (await finish(page, hit, 'cache', performance.now() - begun))
+    if (hit) return void (await finish(page, html, hit, 'cache', performance.now() - begun))
     // Nothing in the head holds up first paint (CSS inline already, or deferred by an
     // earlier run): critical CSS would only repeat what paints with the page.
-    if (renderBlockingStylesheets(page.html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
+    if (renderBlockingStylesheets(html).length === 0) return leave(page, 'no render-blocking stylesheet link to defer')
     misses.push(page)
   }
   // A few pages at a time: each is read several times in a row (its sheets, its key, its links), which the
@@ -269,7 +285,7 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
       for (const page of misses) fail(page, error, renderedBy, 0)
     }
     const rendering = renderer
-    if (rendering !== null) await timed('run: render', () => renderMisses(misses, rendering, { input, timeoutMs: options.timeoutMs, source: renderedBy, finish, fail, keep, own }))
+    if (rendering !== null) await timed('run: render', () => renderMisses(misses, rendering, { input, timeoutMs: options.timeoutMs, source: renderedBy, read, finish, fail, keep, own }))
   }
   // An interrupted run has no report to give and nothing to hand back to be written.
   input.signal?.throwIfAborted()
@@ -347,11 +363,13 @@ interface Outcomes {
   timeoutMs: number
   /** What the report says rendered the pages. */
   source: PageSource
-  finish(page: PageWork, rendered: Rendered, source: PageReport['source'], ms: number): Promise<string | null>
+  /** The page's HTML, read again (a folder's pages are not held while they render); null when it is not UTF-8. */
+  read(page: PageWork): Promise<string | null>
+  finish(page: PageWork, html: string, rendered: Rendered, source: PageReport['source'], ms: number): Promise<string | null>
   fail(page: PageWork, failure: unknown, source: PageReport['source'], ms: number): void
-  keep(page: PageWork, rendered: Rendered, output: string | null): Promise<void>
+  keep(page: PageWork, html: string, rendered: Rendered, output: string | null): Promise<void>
   /** The page's critical CSS held to this build's stylesheets (remote mode), else as it came. */
-  own(page: PageWork, css: string): Promise<string>
+  own(page: PageWork, html: string, css: string): Promise<string>
 }
 
 /**
@@ -360,7 +378,7 @@ interface Outcomes {
  * subscription answers every later page the same, without asking again.
  */
 async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Outcomes): Promise<void> {
-  const { input, timeoutMs, source, finish, fail, keep, own } = outcomes
+  const { input, timeoutMs, source, read, finish, fail, keep, own } = outcomes
   const stop = new AbortController()
   const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal
   let stopError: Error | null = null
@@ -377,10 +395,12 @@ async function renderMisses(misses: PageWork[], renderer: Renderer, outcomes: Ou
           if (accountError !== null) throw accountError
           signal.throwIfAborted()
           const { css, network, firstScreen, engine, serviceMs } = await renderer.render(page.url, { deadline: Date.now() + timeoutMs, signal, onSent: () => void (begun = performance.now()) })
+          const html = await read(page)
+          if (html === null) throw new Error('the HTML file is not valid UTF-8')
           // Named as the page names them, so the notes still match from the cache in a later build.
-          const rendered = { css: await own(page, css), network: localNotes(network, page.url), firstScreen, engine }
-          const output = await finish(page, rendered, source, serviceMs ?? performance.now() - begun)
-          await keep(page, rendered, output)
+          const rendered = { css: await own(page, html, css), network: localNotes(network, page.url), firstScreen, engine }
+          const output = await finish(page, html, rendered, source, serviceMs ?? performance.now() - begun)
+          await keep(page, html, rendered, output)
         } catch (error) {
           // An interrupt ends the run (it throws once every page stopped), not page by page.
           if (input.signal?.aborted) return

@@ -3,9 +3,8 @@
  * what lets embedded mode serve a theme's absolute stylesheet URLs from the folder when no
  * `--site-url` is given. Taken only when the pages agree and some page needs it.
  */
-import { declaredAddress } from '../html/scan.ts'
 import type { SitePage } from './base-check.ts'
-import { linkedSheets } from './build-sheets.ts'
+import { sheetUrls } from './build-sheets.ts'
 import { pageFiles, pathBelow } from './pages.ts'
 import { onSiteOrigin } from './site-origin.ts'
 
@@ -30,17 +29,16 @@ function rootOf(address: URL, file: string): string | null {
 }
 
 /** What the folder's pages say about where they are deployed, decided as the module says. */
-export function siteAddress(pages: readonly Pick<SitePage, 'file' | 'html'>[]): SiteAddress {
+export function siteAddress(pages: readonly Pick<SitePage, 'file' | 'hrefs' | 'declared'>[]): SiteAddress {
   const roots = new Map<string, number>()
-  for (const { file, html } of pages) {
-    const declared = declaredAddress(html)
+  for (const { file, declared } of pages) {
     if (declared === null || !URL.canParse(declared)) continue
     const address = new URL(declared)
     if (address.protocol !== 'http:' && address.protocol !== 'https:') continue
     const root = rootOf(address, file)
     if (root !== null) roots.set(root, (roots.get(root) ?? 0) + 1)
   }
-  const linksOn = (site: URL): boolean => pages.some(({ file, html }) => linkedSheets(html, `file:///${file}`).some((url) => onSiteOrigin(url, site)))
+  const linksOn = (site: URL): boolean => pages.some(({ file, hrefs }) => sheetUrls(hrefs, `file:///${file}`).some((url) => onSiteOrigin(url, site)))
   const declared = [...roots.keys()].map((root) => new URL(root))
   if (declared.length === 1) {
     const siteUrl = declared[0]!

@@ -4,7 +4,7 @@
  * there; and the words a page that lacks its sheets fails with.
  */
 import { describe, expect, it } from 'vitest'
-import { baseCheck, inferBase, missingSheetsMessage, sitePages, type SitePage } from '../../src/core/base-check.ts'
+import { baseCheck, inferBase, missingSheetsMessage, sitePageOf, sitePages, type SitePage } from '../../src/core/base-check.ts'
 import type { BuildOutput } from '../../src/core/build-server.ts'
 import { PLUGIN_WORDS, resolveDirectoryOptions } from '../../src/core/options.ts'
 
@@ -24,7 +24,7 @@ function output(files: Record<string, string>): BuildOutput & { reads: string[] 
 const linking = (...hrefs: string[]): string => `<!doctype html><html><head>${hrefs.map((href) => `<link rel="stylesheet" href="${href}">`).join('')}</head><body></body></html>`
 
 /** Pages by their path below the base. */
-const pages = (entries: Record<string, string>): SitePage[] => Object.entries(entries).map(([rest, html]) => ({ rest, html, file: rest === '' || rest.endsWith('/') ? `${rest}index.html` : rest }))
+const pages = (entries: Record<string, string>): SitePage[] => Object.entries(entries).map(([rest, html]) => sitePageOf(rest, rest === '' || rest.endsWith('/') ? `${rest}index.html` : rest, html))
 
 describe('inferBase', () => {
   it('a site built for /fieldnotes/ and served from the folder root: /fieldnotes/ is the base, from every page', async () => {
@@ -77,17 +77,18 @@ describe('inferBase', () => {
 })
 
 describe('sitePages', () => {
-  it('names each HTML file by its path below the base, as the pages are planned, and leaves out one that is not UTF-8', () => {
+  it('names each HTML file by its path below the base, as the pages are planned, and leaves out one that is not UTF-8', async () => {
     const html = new Map<string, string | Uint8Array>([
       ['index.html', '<p>home'],
       ['posts/first/index.html', '<p>post'],
       ['about.html', new TextEncoder().encode('<p>about')],
       ['bad.html', new Uint8Array([0xff, 0xfe])],
     ])
-    expect(sitePages(html)).toEqual([
-      { rest: 'about.html', html: '<p>about', file: 'about.html' },
-      { rest: '', html: '<p>home', file: 'index.html' },
-      { rest: 'posts/first/', html: '<p>post', file: 'posts/first/index.html' },
+    const read = async (file: string): Promise<string | Uint8Array> => html.get(file)!
+    expect(await sitePages([...html.keys()], read)).toEqual([
+      { rest: 'about.html', file: 'about.html', hrefs: [], declared: null },
+      { rest: '', file: 'index.html', hrefs: [], declared: null },
+      { rest: 'posts/first/', file: 'posts/first/index.html', hrefs: [], declared: null },
     ])
   })
 })

@@ -3,10 +3,11 @@
  * build server serving that origin's URLs from the folder.
  */
 import { describe, expect, it } from 'vitest'
+import { sitePageOf } from '../../src/core/base-check.ts'
 import { siteAddress } from '../../src/core/site-address.ts'
 import { onSiteOrigin, servedFromBuild } from '../../src/core/site-origin.ts'
 
-const page = (file: string, head: string) => ({ file, html: `<!doctype html><html><head><title>t</title>${head}</head><body>x</body></html>` })
+const page = (file: string, head: string) => sitePageOf('', file, `<!doctype html><html><head><title>t</title>${head}</head><body>x</body></html>`)
 const theme = '<link rel="stylesheet" href="https://example.org/css/main.css">'
 
 describe('servedFromBuild: the site origin, however written, becomes the build server', () => {

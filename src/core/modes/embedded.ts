@@ -14,7 +14,7 @@ import type { CriticalCssClient } from '../../client/types.ts'
 import { renderKeyParts } from '../../html/render-key.ts'
 import { ENGINE_REVISION } from '../../shared/engine-revision.ts'
 import { timed } from '../../shared/timings.ts'
-import { baseCheck } from '../base-check.ts'
+import { baseCheck, sitePageOf } from '../base-check.ts'
 import { serveBuild, type BuildServer } from '../build-server.ts'
 import { contentHashOfParts, linkedSheets, sheetHashes, sheetLookup } from '../build-sheets.ts'
 import { cacheKey } from '../cache.ts'
@@ -24,6 +24,7 @@ import { clientRenderer, logRetries } from './client-renderer.ts'
 import type { EmbeddedService } from './embedded-service.ts'
 import type { Mode } from './mode.ts'
 import { engineShown, sayEngine } from './engine-notes.ts'
+import { engineRenderer } from './engine-renderer.ts'
 import { counted } from '../report.ts'
 import type { EngineChoice, EngineName } from '../../shared/engines.ts'
 
@@ -69,7 +70,7 @@ function startForBuild(options: ResolvedOptions, root: string, onJobEnded: (id: 
  * up for in the cache. `auto` expects Chromium when a browser is found (one that then does not
  * start renders statically, and its pages are kept under the static engine's keys).
  */
-async function expectedEngine(choice: EngineChoice, root: string): Promise<EngineName> {
+export async function expectedEngine(choice: EngineChoice, root: string): Promise<EngineName> {
   if (choice !== 'auto') return choice
   const { anyBrowser } = await import('../../engine/find-browsers.ts')
   return (await anyBrowser(process.env, root)) ? 'chromium' : 'static'
@@ -133,7 +134,7 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           // Which base would serve them: asked of the files only for a page that fails, so a build without the fault pays nothing.
           const { pathname } = new URL(page.url)
           const prefix = served.siteUrl.pathname
-          const finding = pathname.startsWith(prefix) ? await bases([{ rest: pathname.slice(prefix.length), html, file: page.file }], base) : null
+          const finding = pathname.startsWith(prefix) ? await bases([sitePageOf(pathname.slice(prefix.length), page.file, html)], base) : null
           return { paths, all, bases: finding?.bases ?? [] }
         },
         async renderer(count, logger) {
@@ -141,8 +142,9 @@ export function embeddedMode(options: ResolvedOptions): Mode {
           sayEngine(started.engine, options, logger)
           const { workers } = started.engine
           logger.info(`critical CSS: no service configured, rendering ${counted(count, 'page')} ${engineShown(started.engine)}, ${Math.min(count, workers)} at a time`)
-          client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           const concurrency = options.concurrency ?? Math.min(count, PAGES_PER_WORKER * workers)
+          if (started.engine.name === 'static') return engineRenderer(started.generate, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency, timeoutMs: options.timeoutMs })
+          client = createClient({ baseUrl: started.baseUrl, token: started.token, checkInterval: CHECK_INTERVAL, onEvent: logRetries(logger) })
           // Nothing to advise: the user configured no service, and the browser's problems are said when it starts.
           return clientRenderer(client, { viewports: options.viewports, thirdParty: options.thirdParty, selection, concurrency, advice: () => null })
         },
