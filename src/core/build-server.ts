@@ -3,7 +3,7 @@
  * that moment (HTML and CSS from the bundle, before anything is written), other assets
  * and the public dir from their sources, below the bundler's base path, on 127.0.0.1 only.
  */
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
@@ -97,12 +97,47 @@ async function fromDirs(dirs: readonly string[], file: string): Promise<Buffer |
     const path = resolve(root, ...file.split('/'))
     if (!path.startsWith(root + sep)) continue
     try {
-      if ((await stat(path)).isFile()) return await readFile(path)
+      // A folder, or nothing, at that path fails the read: one call per file, no stat first.
+      return await readFile(path)
     } catch {
       // not in this directory
     }
   }
   return null
+}
+
+/** What a folder's reads keep, every file together: a site's stylesheets and fonts, read once per page that links them. */
+const REMEMBERED_BYTES = 16 * 1024 * 1024
+
+/**
+ * `read`, remembering the files read last (the least recently read go first, past
+ * {@link REMEMBERED_BYTES}): a folder does not change while it is served, and its pages
+ * ask for the same few files again and again.
+ */
+function remembering(read: (file: string) => Promise<Buffer | null>): (file: string) => Promise<Buffer | null> {
+  const kept = new Map<string, { body: Promise<Buffer | null>; bytes: number }>()
+  let bytes = 0
+  return (file) => {
+    const known = kept.get(file)
+    if (known) {
+      kept.delete(file)
+      kept.set(file, known)
+      return known.body
+    }
+    const entry = { body: read(file), bytes: 0 }
+    kept.set(file, entry)
+    void entry.body.then((body) => {
+      if (kept.get(file) !== entry) return
+      entry.bytes = body?.length ?? 0
+      bytes += entry.bytes
+      for (const [oldest, { bytes: size }] of kept) {
+        if (bytes <= REMEMBERED_BYTES) break
+        kept.delete(oldest)
+        bytes -= size
+      }
+    }, () => kept.delete(file))
+    return entry.body
+  }
 }
 
 /** The output file a request path below `base` is, with its content; null when the build has none. */
@@ -204,7 +239,7 @@ export async function sheetsNamedByScripts(files: readonly string[], read: Build
 
 /** A directory on disk as a build output (a built folder, esbuild writing its outdir). */
 export function directoryOutput(dir: string): BuildOutput {
-  const read = (file: string): Promise<Buffer | null> => fromDirs([dir], file)
+  const read = remembering((file) => fromDirs([dir], file))
   const files = async (): Promise<string[]> => {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true })
     return entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'))
