@@ -18,6 +18,8 @@ export interface FetchedSheet {
 export type KeyedSheet = AppliedSheet & { key: string; href: string | null }
 
 interface ParsedSheets {
+  /** The sheets it was parsed from, as keyed: what the next page of the site is compared with before anything is hashed. */
+  sheets: readonly KeyedSheet[]
   critical: CriticalCss
   imports: Map<string, string | undefined>
   unread: string[]
@@ -49,9 +51,20 @@ export function linkKey(media: string, href: string): string {
 export class ParsedSheetCache {
   readonly #entries = new Map<string, ParsedSheets>()
   #chars = 0
+  /** The parse the last page got, with its page's origin. */
+  #last: { origin: string; parsed: ParsedSheets } | null = null
 
   /** `texts`: every stylesheet body the job received, by the URL asked for (imports among them). */
   parsed(sheets: KeyedSheet[], texts: ReadonlyMap<string, FetchedSheet>, pageUrl: string): Parsed {
+    // The pages of a site come one after another, with the same sheets: compared first, with no hash of their texts.
+    const last = this.#last
+    if (last !== null && last.origin === new URL(pageUrl).origin && sameSheets(last.parsed, sheets, texts)) return last.parsed
+    const found = this.#parse(sheets, texts, pageUrl)
+    this.#last = { origin: new URL(pageUrl).origin, parsed: found }
+    return found
+  }
+
+  #parse(sheets: KeyedSheet[], texts: ReadonlyMap<string, FetchedSheet>, pageUrl: string): ParsedSheets {
     const hash = createHash('sha256').update(new URL(pageUrl).origin)
     for (const sheet of sheets) hash.update(`\u0000${sheet.key}\u0000${sheet.base}\u0000${sheet.text}`)
     const key = hash.digest('hex')
@@ -72,7 +85,7 @@ export class ParsedSheetCache {
     // A linked sheet whose import did not come is missing rules: its link must stay as it is.
     const unread = sheets.filter((each) => incomplete.has(each) && each.href !== null).map((each) => each.href!)
     const chars = sheets.reduce((sum, each) => sum + each.text.length, 0) + [...imports.values()].reduce((sum, text) => sum + (text?.length ?? 0), 0)
-    const parsed = { critical: new CriticalCss(sheet), imports, unread, chars }
+    const parsed = { sheets, critical: new CriticalCss(sheet), imports, unread, chars }
     this.#remember(key, parsed)
     return parsed
   }
@@ -90,4 +103,16 @@ export class ParsedSheetCache {
       this.#chars -= entry.chars
     }
   }
+}
+
+/** Whether `sheets` (and the imports the parse read) are those `parsed` was made from, the texts compared as they are. */
+function sameSheets(parsed: ParsedSheets, sheets: readonly KeyedSheet[], texts: ReadonlyMap<string, FetchedSheet>): boolean {
+  if (parsed.sheets.length !== sheets.length) return false
+  for (let index = 0; index < sheets.length; index++) {
+    const was = parsed.sheets[index]!
+    const now = sheets[index]!
+    if (was.key !== now.key || was.base !== now.base || was.media !== now.media || was.text !== now.text) return false
+  }
+  for (const [url, text] of parsed.imports) if (texts.get(url)?.text !== text) return false
+  return true
 }

@@ -8,7 +8,19 @@
 import { STOP_SIGNALS, signalExitCode } from '../../shared/signals.ts'
 import { timed } from '../../shared/timings.ts'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
+import type { JobNetwork, Selection, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import type { EngineChoice, EngineName } from '../../shared/engines.ts'
+
+/** The engine's one call (engine/engine.ts `Engine.generate`), as a renderer that calls it directly makes it. */
+export type EngineCall = (input: {
+  url: string
+  viewports: Viewport[]
+  signal: AbortSignal
+  deadline?: number
+  tenant?: string
+  thirdParty?: ThirdPartyPolicy
+  selection?: Selection
+}) => Promise<{ css: string; network?: JobNetwork; engine?: string }>
 import type { OptionWords } from '../options.ts'
 
 /** What renders a build's pages, as its log says it. */
@@ -28,6 +40,12 @@ export interface EmbeddedService {
   baseUrl: string
   token: string
   engine: EmbeddedEngine
+  /**
+   * The engine itself, for a renderer that calls it directly: the static engine's jobs take a
+   * few ms, and the service's HTTP, queue and checks around each would be most of a page's
+   * cost (engine-renderer.ts). The Chromium engine is reached through the service.
+   */
+  generate: EngineCall
   /** Stops the service and the browser; safe to call more than once. */
   close(): Promise<void>
 }
@@ -95,7 +113,13 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
         .then(() => engine.close().catch(() => {}))
       return closed
     }
-    return { baseUrl: service.url, token, engine: { name: started.name, browser: started.browser, failed: started.failed, fellBack: started.fellBack, workers }, close }
+    return {
+      baseUrl: service.url,
+      token,
+      engine: { name: started.name, browser: started.browser, failed: started.failed, fellBack: started.fellBack, workers },
+      generate: (input) => engine.generate(input),
+      close,
+    }
   } catch (error) {
     stopSignals()
     await engine.close().catch(() => {})

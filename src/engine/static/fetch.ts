@@ -15,8 +15,13 @@ const HEADERS = { accept: 'text/html,application/xhtml+xml,text/css,*/*;q=0.8', 
 export interface Fetched {
   /** Where the body came from, after redirects. */
   url: string
+  /** Whether it came after a redirect. */
+  redirected: boolean
   status: number
   contentType: string | undefined
+  /** What a cache may do with it (`cache-control`, `age`). */
+  cacheControl: string | undefined
+  age: string | undefined
   body: Buffer
 }
 
@@ -70,7 +75,15 @@ export class GateFetcher {
         throw new FetchFailed('status', current, `HTTP ${answer.statusCode}`, hops)
       }
       const body = await bounded(answer.body, options.maxBytes, current, hops)
-      return { url: current, status: answer.statusCode, contentType: headerOf(answer.headers, 'content-type'), body }
+      return {
+        url: current,
+        redirected: hops.length > 1,
+        status: answer.statusCode,
+        contentType: headerOf(answer.headers, 'content-type'),
+        cacheControl: headerOf(answer.headers, 'cache-control'),
+        age: headerOf(answer.headers, 'age'),
+        body,
+      }
     }
   }
 

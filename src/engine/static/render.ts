@@ -15,10 +15,11 @@ import { ParsedSheetCache, linkKey, styleKey, type FetchedSheet, type KeyedSheet
 import { notAnHtmlPage } from '../page-refusals.ts'
 import { cssOverBound } from '../received-bytes.ts'
 import { inRootState, readDocument, type StaticDocument } from './document.ts'
-import { FetchFailed, GateFetcher, decodeBody } from './fetch.ts'
+import { FetchFailed, GateFetcher, decodeBody, type Fetched } from './fetch.ts'
 import { importsOf } from './imports.ts'
 import { matchSelectors } from './match.ts'
 import { mediaHolds } from './media.ts'
+import { SheetCache } from './sheet-cache.ts'
 
 /** What the job's failure says of a page its scripts build: the static engine sees it empty. */
 export const SCRIPT_BUILT_PAGE = 'its content is rendered by script: needs a browser (the static engine runs no script, and sees the page empty)'
@@ -32,6 +33,8 @@ const MAX_CSS_KEPT = 64
 /** A job as the engine's thread hands it over. */
 export interface StaticJob {
   url: string
+  /** Whose job it is: its stylesheets may come from the tenant's cache, never from another's. */
+  tenant?: string
   viewports: Viewport[]
   thirdParty: ThirdPartyPolicy
   selection?: Selection
@@ -67,6 +70,7 @@ export class PageFetchFailed extends Error {
 /** What a thread keeps between its jobs: parses, compiled selectors (match.ts), written CSS. */
 export class StaticRenderer {
   readonly #sheets = new ParsedSheetCache()
+  readonly #http = new SheetCache()
   readonly #written = new WeakMap<CriticalCss, Map<string, string>>()
 
   async render(job: StaticJob, signal: AbortSignal): Promise<StaticOutcome> {
@@ -75,7 +79,7 @@ export class StaticRenderer {
       const page = await fetchPage(job, fetcher, signal)
       const document = readDocument(decodeBody(page, true), page.url)
       if (document.scriptBuilt) throw new EngineError('render_failed', `The page shows nothing without its scripts: ${SCRIPT_BUILT_PAGE}.`)
-      const { texts, unread, timedOut } = await fetchStylesheets(document, page.url, job, fetcher, signal)
+      const { texts, unread, timedOut } = await fetchStylesheets(document, page.url, job, fetcher, this.#http, signal)
       const sheets: KeyedSheet[] = []
       for (const sheet of document.sheets) {
         if (sheet.href === null) {
@@ -111,7 +115,7 @@ export class StaticRenderer {
 }
 
 /** The page's HTML after redirects, within its bound; a page that did not come throws PageFetchFailed. */
-async function fetchPage(job: StaticJob, fetcher: GateFetcher, signal: AbortSignal): Promise<{ url: string; body: Buffer; contentType: string | undefined; status: number }> {
+async function fetchPage(job: StaticJob, fetcher: GateFetcher, signal: AbortSignal): Promise<Fetched> {
   const bound = AbortSignal.timeout(Math.max(1, job.pageBy - Date.now()))
   let page
   try {
@@ -131,7 +135,7 @@ async function fetchPage(job: StaticJob, fetcher: GateFetcher, signal: AbortSign
  * get the load bound; another host's, under `cut`, the third-party bound; under `block` the
  * gate refuses them.
  */
-async function fetchStylesheets(document: StaticDocument, pageUrl: string, job: StaticJob, fetcher: GateFetcher, signal: AbortSignal): Promise<{ texts: Map<string, FetchedSheet>; unread: string[]; timedOut: Set<string> }> {
+async function fetchStylesheets(document: StaticDocument, pageUrl: string, job: StaticJob, fetcher: GateFetcher, cache: SheetCache, signal: AbortSignal): Promise<{ texts: Map<string, FetchedSheet>; unread: string[]; timedOut: Set<string> }> {
   const own = authorityOf(pageUrl)
   const texts = new Map<string, FetchedSheet>()
   const unread: string[] = []
@@ -141,6 +145,14 @@ async function fetchStylesheets(document: StaticDocument, pageUrl: string, job: 
   const fetchSheet = async (url: string, depth: number, linked: boolean): Promise<void> => {
     if (asked.has(url) || asked.size >= MAX_SHEETS) return
     asked.add(url)
+    const cached = cache.get(job.tenant, url)
+    if (cached) {
+      bytes += cached.text.length
+      if (bytes > MAX_PAGE_CSS_BYTES) throw cssOverBound(bytes)
+      texts.set(url, cached)
+      if (depth < MAX_IMPORT_DEPTH) await Promise.all(importsOf(cached.text, cached.url).map((next) => fetchSheet(next, depth + 1, false)))
+      return
+    }
     const authority = authorityOf(url)
     const boundMs = authority !== own && job.thirdParty === 'cut' ? job.thirdPartyTimeoutMs : job.loadTimeoutMs
     const bound = AbortSignal.timeout(boundMs)
@@ -151,6 +163,7 @@ async function fetchStylesheets(document: StaticDocument, pageUrl: string, job: 
       // Past this, the parse holds the thread for seconds and its memory for good: a clear failure instead.
       if (bytes > MAX_PAGE_CSS_BYTES) throw cssOverBound(bytes)
       texts.set(url, { text, url: fetched.url })
+      if (!fetched.redirected) cache.set(job.tenant, url, { text, url: fetched.url }, fetched)
       if (depth < MAX_IMPORT_DEPTH) await Promise.all(importsOf(text, fetched.url).map((next) => fetchSheet(next, depth + 1, false)))
     } catch (error) {
       signal.throwIfAborted()

@@ -82,6 +82,7 @@ class StaticCriticalCss implements StaticEngine {
       if (input.tenant !== undefined && thirdParty === 'cut') for (const host of this.#silentHosts.of(input.tenant)) if (host !== own) gate.cut(host, SILENT_ON_AN_EARLIER_PAGE)
       const job = {
         url: input.url,
+        ...(input.tenant !== undefined ? { tenant: input.tenant } : {}),
         viewports: input.viewports,
         thirdParty,
         ...(input.selection ? { selection: input.selection } : {}),
