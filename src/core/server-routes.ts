@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path'
 import { createClient } from '../client/client.ts'
+import { describeBaseUrl } from '../client/errors.ts'
 import type { CriticalCssClient } from '../client/types.ts'
 import { outlineOf, stylesheetHrefs } from '../html/scan.ts'
 import { headPlanOf, replaysAsInliner } from '../html/head-plan.ts'
@@ -21,7 +22,8 @@ import { buildFileFinder, directoryOutput, type BuildOutput } from './build-serv
 import { ConfigurationError, PLUGIN_NAME, StrictModeError, describeError } from './errors.ts'
 import { writeFilesAtomic } from './files.ts'
 import { firstScreenLine } from './first-screen-notes.ts'
-import { CHECK_INTERVAL } from './modes/embedded.ts'
+import { CHECK_INTERVAL, expectedEngine } from './modes/embedded.ts'
+import { sampleCache } from './sample-cache.ts'
 import { engineShown, sayEngine } from './modes/engine-notes.ts'
 import { clientRenderer, logRetries } from './modes/client-renderer.ts'
 import type { RenderedPage } from './modes/mode.ts'
@@ -236,7 +238,8 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
       throw new ConfigurationError(`${PLUGIN_NAME}: remote mode renders the server's routes where the app is deployed: set ${ENV.siteUrl}${options.words.orOption('siteUrl')} to its address. Nothing was written into the server output.`)
     }
     const app = await startAppServer(input.server)
-    let samples: SampleRenderer | null = null
+    /** What renders the samples the cache does not have, opened when the first of them is asked for. */
+    const samples: { opening: Promise<SampleRenderer> | null } = { opening: null }
     try {
       // Every sample is asked for first: no browser starts for a server whose samples are no pages.
       const routes: SampledRoute[] = []
@@ -255,13 +258,41 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
         else left.push({ route, why })
       }
       if (routes.length > 0) {
-        const opened = service === null ? await embeddedSamples(options, app.origin, input.root, logger) : remoteSamples(options, service, options.siteUrl!, output, input, notes)
-        samples = opened
-        logger.info(`critical CSS: rendering ${routes.length} server route${routes.length === 1 ? '' : 's'} ${opened.where}`)
+        // A route's samples are rendered only when the cache does not have them: a build with nothing changed starts no browser.
+        const cache = sampleCache(options, {
+          output,
+          base: input.base,
+          root: input.root,
+          origin: app.origin,
+          service: service === null ? 'embedded service' : describeBaseUrl(service.baseUrl),
+          engine: service === null ? await expectedEngine(options.engine, input.root) : null,
+        })
+        const open = (): Promise<SampleRenderer> =>
+          (samples.opening ??= (async () => {
+            const opened = service === null ? await embeddedSamples(options, app.origin, input.root, logger) : remoteSamples(options, service, options.siteUrl!, output, input, notes)
+            logger.info(`critical CSS: rendering the samples of ${routes.length} server route${routes.length === 1 ? '' : 's'} ${opened.where}`)
+            return opened
+          })())
+        let fromCache = 0
         /** One sample rendered, with `keep` the selectors of the CSS the route's other samples got. */
-        const render = (page: SampledRoute['pages'][number], kept: readonly string[]): Promise<RenderedPage> => {
+        const render = async (page: SampledRoute['pages'][number], kept: readonly string[]): Promise<RenderedPage> => {
           const keep = [...new Set([...(selection?.keep ?? []), ...kept])]
-          return opened.render(opened.urlOf(page), normalizeSelection({ ...selection, keep }))
+          const asked = normalizeSelection({ ...selection, keep })
+          const hit = await cache?.get(page, asked)
+          if (hit) {
+            fromCache += 1
+            return { ...hit, serviceMs: null }
+          }
+          const opened = await open()
+          const rendered = await opened.render(opened.urlOf(page), asked)
+          await cache?.set(page, asked, rendered)
+          return rendered
+        }
+        const own = async (page: SampledRoute['pages'][number], css: string): Promise<string> => {
+          // Embedded mode rendered this build; remote mode's CSS is held to it, which asks the service's side.
+          if (service === null) return css
+          const opened = await open()
+          return await opened.own(opened.urlOf(page), page.html, css)
         }
         const renderRoute = async ({ route, pages }: SampledRoute): Promise<void> => {
           const shown = pages.map((page) => page.sample).join(', ')
@@ -283,7 +314,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
               return
             }
             const { url, html } = pages[0]!
-            const css = await opened.own(opened.urlOf(pages[0]!), html, rendered.css)
+            const css = await own(pages[0]!, rendered.css)
             const inputs = await pageInlineInputs(html, url, css, rendered.network, { sheets, hidesLinks: strategy.hidesLinks, preloadFonts: options.preloadFonts, portable: (text) => text })
             const linked = stylesheetHrefs(html)
             // The edits the inliner makes on the first sample (held to its bytes there), made again at request time: every other sample must get its own bytes from them too.
@@ -311,9 +342,10 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
             for (let next = queue.shift(); next !== undefined; next = queue.shift()) await renderRoute(next)
           }),
         )
+        if (fromCache > 0) logger.info(`critical CSS: ${fromCache} render${fromCache === 1 ? '' : 's'} of server route samples from the cache${samples.opening === null ? ', and no browser started' : ''}`)
       }
     } finally {
-      await samples?.close()
+      await (await samples.opening?.catch(() => null))?.close()
       await app.close()
     }
   }

@@ -6,7 +6,7 @@
  * it cannot take is bad usage, a server that does not start fails naming the command, and
  * nothing is written.
  */
-import { readdir, rm, writeFile } from 'node:fs/promises'
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../fixtures/cli.ts'
@@ -41,6 +41,27 @@ describe('critical-css --server in its own words', () => {
       expect(run.stderr, args.join(' ')).toContain(said)
     }
     expect(await readdir(join(root, 'build'), { recursive: true })).toEqual(before)
+  }, 180_000)
+
+  it('a second build with nothing changed takes every sample from the cache and needs no browser; a changed sheet renders again', async () => {
+    const args = ['build/public', '--server', 'node build/server.mjs', '--route', '/', '--route', '/posts/:slug=/posts/hello', '--server-out', 'build', '--cache-dir', '.ucc-samples']
+    const first = await runCli(root, args)
+    expect(first.code, first.stderr).toBe(0)
+    const manifest = await readFile(join(root, 'build', 'critical-css.json'), 'utf8')
+    // No browser to be had: a build that needed one would fail.
+    const again = await runCli(root, args, { CHROME_PATH: '/nonexistent/chrome' })
+    expect(again.code, again.stderr).toBe(0)
+    expect(await readFile(join(root, 'build', 'critical-css.json'), 'utf8')).toBe(manifest)
+    const css = join(root, 'build', 'public', 'posts.css')
+    const before = await readFile(css, 'utf8')
+    try {
+      await writeFile(css, `${before}.post-header h1 { letter-spacing: .05em; }\n`)
+      const changed = await runCli(root, args, { CHROME_PATH: '/nonexistent/chrome' })
+      expect(changed.code).toBe(1)
+      expect(changed.stderr).toContain('CHROME_PATH is set to /nonexistent/chrome')
+    } finally {
+      await writeFile(css, before)
+    }
   }, 180_000)
 
   it('a server that exits before it listens: exit 1, the command as typed with its env and the server’s own output; nothing written', async () => {
