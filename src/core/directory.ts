@@ -37,6 +37,11 @@ export interface ResolvedDirectoryContext extends Omit<DirectoryContext, keyof D
    */
   requirePages?: boolean
   /**
+   * A folder without a page is said nothing of: the build's pages are rendered per request,
+   * and their server routes get critical CSS instead (an Astro server build that prerenders none).
+   */
+  pagesOptional?: boolean
+  /**
    * The folder is a framework project's build: the project's own `.css` files below `root`
    * hold the `critical-css:` markers its minifier stripped from the folder's (project-sheets.ts).
    */
@@ -169,7 +174,7 @@ export async function processResolvedDirectory(dir: string, { options: resolved,
       root,
       logger,
       output,
-      noPagesMessage: `critical CSS: there is no .html file below ${folder}, so no page got critical CSS.`,
+      noPagesMessage: context.pagesOptional ? null : `critical CSS: there is no .html file below ${folder}, so no page got critical CSS.`,
       stage: async (file, text) => {
         await staged.stage(join(folder, file), text)
         written.push(file)

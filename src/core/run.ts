@@ -59,7 +59,7 @@ export interface RunInput {
   /** The framework the build belongs to, when the adapter can tell: named when the build emits no page. */
   framework?: Framework | null
   /** What to say when the output has no HTML page, instead of the bundler's message (a folder says so its own way). */
-  noPagesMessage?: string
+  noPagesMessage?: string | null
   /**
    * Takes each changed page's new HTML as soon as it is made (the folder command writes it
    * ahead, beside the page), instead of `RunResult.updated` holding every page until the run
@@ -141,7 +141,9 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
   const updated = new Map<string, string>()
   const assets = new Map<string, string>()
   if (pages.length === 0) {
-    if (files.length === 0) logger.warn(input.noPagesMessage ?? noPagesMessage(input.framework ?? null))
+    // null: the caller knows there is nothing to say (its pages are rendered per request).
+    const message = input.noPagesMessage === undefined ? noPagesMessage(input.framework ?? null) : input.noPagesMessage
+    if (files.length === 0 && message !== null) logger.warn(message)
     return { updated, assets, report: { service: null, startedAt, ms: performance.now() - started, pages: [] } }
   }
 

@@ -112,7 +112,8 @@ export default function criticalCss(options: Options = {}): AstroIntegrationLike
           const note = onDemandNote(routes)
           if (note !== null) log.info(note)
         }
-        await processResolvedDirectory(fileURLToPath(dir), resolved, { root, logger: log, projectSheets: true })
+        // With its routes rendered per request, a build that prerenders no page has nothing to be told of it.
+        await processResolvedDirectory(fileURLToPath(dir), resolved, { root, logger: log, projectSheets: true, pagesOptional: renders })
         if (!renders) return
         const entry = fileURLToPath(new URL(config!.build.serverEntry, config!.build.server))
         const onDemand = serverRoutes(routes!, config!.base, resolved.options.samples)

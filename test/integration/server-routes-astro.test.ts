@@ -65,6 +65,20 @@ describeServerRoutes(
       }
     }, 240_000)
 
+    it('a server build that prerenders no page says nothing of pages it has none of: its routes get the CSS', async () => {
+      const root = await createAstroServerApp()
+      try {
+        const index = join(root, 'src', 'pages', 'index.astro')
+        await writeFile(index, (await readFile(index, 'utf8')).replace('export const prerender = true', 'export const prerender = false'))
+        const built = await buildAstroServerApp(root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': SAMPLED } })
+        expect(built.code, output(built)).toBe(0)
+        expect(output(built)).toMatch(/5 server routes get critical CSS at request time/)
+        expect(output(built)).not.toContain('there is no .html file')
+      } finally {
+        await removeAstroServerApp(root)
+      }
+    }, 240_000)
+
     it('below a `base`, every route is rendered from its page there and its pages get their CSS and a loader that is served', async () => {
       const out = join(apps.root, 'dist-docs')
       const built = await buildAstroServerApp(apps.root, { cache: false, viewports: [VIEWPORTS[0]!], samples: { '/posts/[slug]': `/docs${SAMPLED}` } }, { UCC_ASTRO_BASE: '/docs', UCC_ASTRO_OUT: out })
