@@ -42,18 +42,16 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PNG } from 'pngjs'
-import { DEFAULT_VIEWPORTS, type JobNetwork, type Viewport } from '../src/contract/api-contract.ts'
-import { unreadSheet } from '../src/core/network-notes.ts'
+import { DEFAULT_VIEWPORTS, type Viewport } from '../src/contract/api-contract.ts'
 import type { Engine } from '../src/engine/engine.ts'
 import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { createChromiumEngine } from '../src/engine/chromium.ts'
-import { inlineCriticalCss } from '../src/html/inline.ts'
-import { DEFAULT_PRELOAD, STRATEGIES } from '../src/html/strategies.ts'
+import { DEFAULT_PRELOAD } from '../src/html/strategies.ts'
 import { CACHE_DIR, QUALITY_SITES, qualitySite, serveStatic, type Site } from './quality/corpus.ts'
 import { criticalOnly, rebaseUrls, stylesheetsOf } from './quality/html.ts'
 import { createBeasties, createPenthouse, installedVersion, type PenthouseRunner, type Timed } from './quality/peers.ts'
+import { builtPage, finalPage, type Generated } from './quality/final.ts'
 import { createShooter, diff, isPhone, PIXELMATCH_THRESHOLD, type Shooter, type Shot } from './quality/shots.ts'
 
 /**
@@ -153,10 +151,6 @@ function createEngine(): Engine | null {
   return createChromiumEngine({ checkFirstScreen: process.env.BENCH_FIRST_SCREEN !== 'off' })
 }
 
-interface Generated extends Timed {
-  network: JobNetwork | null
-}
-
 async function generate(engine: Engine, url: string, viewports: Viewport[]): Promise<Generated> {
   const began = performance.now()
   const { css, network } = await engine.generate({ url, viewports, signal: AbortSignal.timeout(60_000), tenant: TENANT })
@@ -206,33 +200,9 @@ async function readSheets(html: string, pageUrl: string): Promise<{ cssString: s
   return { cssString: parts.join('\n'), unfetchable }
 }
 
-/** The page as the build writes it with ours: the default strategy, as core/run.ts applies it, and the file it needs beside the page. */
-function builtPage(html: string, pageUrl: string, ours: Generated): { html: string; deferred: string[]; files: Record<string, string> } {
-  const { asset } = STRATEGIES[DEFAULT_PRELOAD]
-  const result = inlineCriticalCss(html, ours.css, {
-    preload: DEFAULT_PRELOAD,
-    ...(asset ? { loaderSrc: `/${asset.file}` } : {}),
-    keepBlocking: unreadSheet(ours.network, pageUrl),
-  })
-  return { html: result.html, deferred: result.deferred.map((href) => new URL(href, pageUrl).href), files: asset ? { [`/${asset.file}`]: asset.text } : {} }
-}
-
 /** The `href`s (absolute) the page as the build writes it loads without blocking render. */
 function deferredByBuild(html: string, pageUrl: string, ours: Generated): string[] {
   return builtPage(html, pageUrl, ours).deferred
-}
-
-/** The final page of ours against the page as built: both whole, settled. */
-async function finalPage(shooter: Shooter, url: string, html: string, ours: Generated, viewport: Viewport): Promise<Row['final']> {
-  const built = builtPage(html, url, ours)
-  const plain = await shooter.shootFinal(url, html, viewport)
-  const processed = await shooter.shootFinal(url, built.html, viewport, built.files)
-  const size = (png: Buffer): string => {
-    const { width, height } = PNG.sync.read(png)
-    return `${width}x${height}`
-  }
-  const sizes: [string, string] = [size(plain.png), size(processed.png)]
-  return { ratio: sizes[0] === sizes[1] ? diff(plain.png, processed.png).ratio : 1, sizes }
 }
 
 const vp = ({ width, height }: Viewport): string => `${width}×${height}`

@@ -56,7 +56,7 @@ export async function runBeasties(siteDir: string, files: readonly string[], roo
 }
 
 /** The page with every relative `<link href>` resolved against its own path, from the site's root. */
-function rootRelativeLinks(html: string, file: string): string {
+export function rootRelativeLinks(html: string, file: string): string {
   const dir = posix.dirname(`/${file}`)
   return html.replace(LINK_HREF, (whole, before: string, href: string, after: string) => (ABSOLUTE.test(href) ? whole : `${before}${posix.join(dir, href)}${after}`))
 }
