@@ -62,6 +62,10 @@ export class RateWindow {
   private limit: PaceLimit | 'probing'
   private readonly pinned: boolean
   private entries: Entry[] = []
+  /** No entry leaves before this (a bound, never later than the first to leave): a window with no slot to free is not scanned. */
+  private earliest = Number.POSITIVE_INFINITY
+  /** Whether some entry is one held after a 429 (`HELD`). */
+  private holding = false
   private granted = 0
   /** Grant sequence of the answer that last corrected the model. */
   private correctedBy = -1
@@ -119,12 +123,13 @@ export class RateWindow {
     if (outcome.counted && outcome.success && outcome.rateLimit) this.learnWindow(outcome.rateLimit, entry, now)
     const limit = this.limit
     const windowMs = this.windowMs()
-    if (outcome.counted) entry.expiresAt = now + windowMs + SAFETY_MARGIN_MS + (outcome.abandoned ? this.abandonedGraceMs : 0)
-    else this.entries.splice(this.entries.indexOf(entry), 1)
+    if (outcome.counted) {
+      entry.expiresAt = now + windowMs + SAFETY_MARGIN_MS + (outcome.abandoned ? this.abandonedGraceMs : 0)
+      this.earliest = Math.min(this.earliest, entry.expiresAt)
+    } else this.entries.splice(this.entries.indexOf(entry), 1)
     if (outcome.counted && outcome.success && outcome.teaches !== false) this.learn(outcome.rateLimit)
     // The next answer after a 429 decides: its headers (below), or their absence, which frees what the 429 held.
-    // Scanned before it is copied: a build's thousands of answers from a service with no limit hold none.
-    if (outcome.counted && outcome.success && outcome.rateLimit?.remaining == null && this.entries.some((e) => e.seq === HELD)) this.entries = this.entries.filter((e) => e.seq !== HELD)
+    if (outcome.counted && outcome.success && outcome.rateLimit?.remaining == null && this.holding) this.replace(this.entries.filter((e) => e.seq !== HELD))
     if (outcome.rateLimit?.remaining != null) this.speaksRateLimit = true
     if (outcome.counted && outcome.rateLimit) {
       if (this.limit === 'probing') this.heldCorrection = { headers: outcome.rateLimit, entry }
@@ -144,8 +149,8 @@ export class RateWindow {
 
   /** How long until a slot is free (0 = now), or null when only an answer in flight can free one. */
   waitForSlot(now: number): number | null {
-    // Asked before every request: the window is copied only when some slot in it freed.
-    if (this.entries.some((e) => e.expiresAt <= now)) this.entries = this.entries.filter((e) => e.expiresAt > now)
+    // Asked before every request: the window is read again only once some slot in it may have freed.
+    if (now >= this.earliest) this.replace(this.entries.filter((e) => e.expiresAt > now))
     const limit = this.limit
     // An entry still in flight has no release time yet.
     if (limit === 'probing') return this.entries.some((e) => e.expiresAt === Number.POSITIVE_INFINITY) ? null : 0
@@ -179,6 +184,18 @@ export class RateWindow {
       if (!Number.isFinite(entry.expiresAt)) continue
       entry.expiresAt = entry.seq >= 0 ? entry.expiresAt + shift : Math.min(entry.expiresAt, now + seen + SAFETY_MARGIN_MS)
     }
+    this.replace(this.entries)
+  }
+
+  /** The entries from now on, and what is known of them without reading them all again. */
+  private replace(entries: Entry[]): void {
+    this.entries = entries
+    this.earliest = Number.POSITIVE_INFINITY
+    this.holding = false
+    for (const entry of entries) {
+      if (entry.expiresAt < this.earliest) this.earliest = entry.expiresAt
+      if (entry.seq === HELD) this.holding = true
+    }
   }
 
   /**
@@ -188,7 +205,7 @@ export class RateWindow {
    * so the client probes with one request instead of a burst into a window still full.
    */
   private fillUntil(until: number, requests: number, now: number): void {
-    this.entries = this.entries.filter((e) => e.seq >= 0 && e.expiresAt > now)
+    this.replace(this.entries.filter((e) => e.seq >= 0 && e.expiresAt > now))
     // The slot that frees then is another's only if every one of ours leaves later; else it is ours, already in the model.
     const othersFirst = this.entries.every((e) => e.expiresAt > until + SAFETY_MARGIN_MS)
     const others = requests - this.entries.length
@@ -196,6 +213,7 @@ export class RateWindow {
       const first = othersFirst && i === 0
       this.entries.push({ seq: first ? -1 : HELD, grantedAt: now, expiresAt: first ? until + SAFETY_MARGIN_MS : now + this.windowMs() + SAFETY_MARGIN_MS })
     }
+    this.replace(this.entries)
   }
 
   /**
@@ -226,7 +244,7 @@ export class RateWindow {
     if (requests === null || headers.remaining === null) return
     const ours = this.entries.filter((e) => e.seq >= 0 && e.seq <= answered.seq && e.expiresAt > now)
     const foreign = requests - headers.remaining - ours.length
-    this.entries = this.entries.filter((e) => e.seq >= 0)
+    this.replace(this.entries.filter((e) => e.seq >= 0))
     // Reset says when the oldest request in the service's window leaves. It is a foreign
     // one only if every request of ours leaves later; otherwise all we know of the
     // foreign ones is that they leave within a window from now.
@@ -237,6 +255,7 @@ export class RateWindow {
       const leaves = i === 0 && oursLeaveAfterReset ? resetAt : now + windowMs
       this.entries.push({ seq: -1, grantedAt: now, expiresAt: leaves + SAFETY_MARGIN_MS })
     }
+    this.replace(this.entries)
   }
 }
 
