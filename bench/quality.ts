@@ -53,6 +53,7 @@ import { criticalOnly, rebaseUrls, stylesheetsOf } from './quality/html.ts'
 import { createBeasties, createPenthouse, installedVersion, type PenthouseRunner, type Timed } from './quality/peers.ts'
 import { builtPage, finalPage, type Generated } from './quality/final.ts'
 import { createShooter, diff, isPhone, PIXELMATCH_THRESHOLD, type Shooter, type Shot } from './quality/shots.ts'
+import { createTroubles } from './troubles.ts'
 
 /**
  * The screenshots' browser, the bench's instrument, resolves no host but loopback: the shots
@@ -125,21 +126,7 @@ const started = performance.now()
 const onlySites = process.env.BENCH_SITES?.split(',').map((s) => s.trim()).filter(Boolean)
 const maxPages = process.env.BENCH_PAGES ? Number(process.env.BENCH_PAGES) : Infinity
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
-const troubles: string[] = []
-
-function note(message: string): void {
-  troubles.push(message)
-  console.error(`  ! ${message}`)
-}
-
-async function attempt<T>(label: string, run: () => Promise<T>): Promise<T | null> {
-  try {
-    return await run()
-  } catch (error) {
-    note(`${label}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`)
-    return null
-  }
-}
+const { list: troubles, attempt } = createTroubles()
 
 /** One tenant for every job of the run, as one token's jobs are in the service. */
 const TENANT = 'bench'

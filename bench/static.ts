@@ -40,6 +40,7 @@ import { createShooter, diff, type Shooter } from './quality/shots.ts'
 import { resolveCli, runFolderCommand, type CommandRun } from './scale/command.ts'
 import { rootRelativeLinks, sampleOf } from './scale/peers.ts'
 import { buildMkdocsSite, htmlFilesOf } from './scale/site.ts'
+import { createTroubles } from './troubles.ts'
 
 const VIEWPORTS: readonly Viewport[] = DEFAULT_VIEWPORTS
 const PIXEL_SLACK = 0.001
@@ -60,21 +61,7 @@ const OUT = join(REPO, 'bench', '.out')
 const parts = new Set((process.env.BENCH_PARTS ?? 'quality,scale').split(',').map((part) => part.trim()))
 const sitePages = Number(process.env.BENCH_PAGES ?? 1000)
 const started = performance.now()
-const troubles: string[] = []
-
-function note(message: string): void {
-  troubles.push(message)
-  console.error(`  ! ${message}`)
-}
-
-async function attempt<T>(label: string, run: () => Promise<T>): Promise<T | null> {
-  try {
-    return await run()
-  } catch (error) {
-    note(`${label}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`)
-    return null
-  }
-}
+const { list: troubles, attempt } = createTroubles()
 
 const pct = (ratio: number | null): string => (ratio === null ? '—' : (ratio * 100).toFixed(2))
 const median = (values: number[]): number | null => {
