@@ -40,7 +40,7 @@
  *
  * Worst cases per tool go to node_modules/.cache/critical-css-bench/shots/.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEFAULT_VIEWPORTS, type Viewport } from '../src/contract/api-contract.ts'
 import type { Engine } from '../src/engine/engine.ts'
@@ -48,9 +48,10 @@ import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { createChromiumEngine } from '../src/engine/chromium.ts'
 import { DEFAULT_PRELOAD } from '../src/html/strategies.ts'
-import { CACHE_DIR, QUALITY_SITES, qualitySite, serveStatic, type Site } from './quality/corpus.ts'
+import { CACHE_DIR, QUALITY_SITES, type Site } from './quality/corpus.ts'
 import { criticalOnly, rebaseUrls, stylesheetsOf } from './quality/html.ts'
-import { createBeasties, createPenthouse, installedVersion, type PenthouseRunner, type Timed } from './quality/peers.ts'
+import { forEachPage } from './quality/pages.ts'
+import { createPenthouse, installedVersion, type PenthouseRunner, type Timed } from './quality/peers.ts'
 import { builtPage, finalPage, type Generated } from './quality/final.ts'
 import { createShooter, diff, isPhone, PIXELMATCH_THRESHOLD, type Shooter, type Shot } from './quality/shots.ts'
 import { createTroubles } from './troubles.ts'
@@ -221,92 +222,80 @@ try {
   engine = createEngine()
   let warm = false
 
-  for (const name of siteNames) {
-    const site: Site = qualitySite(name, maxPages)
-    sites.push(site)
-    const server = await serveStatic(site.dir)
-    const beasties = createBeasties(site.dir)
-    console.error(`${site.name}@${site.version}: ${site.pages.length} page(s) on ${server.origin}`)
-    try {
-      for (const page of site.pages) {
-        const url = server.origin + page
-        const html = readFileSync(join(site.dir, page), 'utf8')
-        const label = `${site.name} ${page}`
-        console.error(`  ${page}`)
-        const { cssString, unfetchable } = await readSheets(html, url)
+  sites.push(
+    ...(await forEachPage(siteNames, maxPages, async ({ site, page, url, html, label, beasties }) => {
+      console.error(`  ${page}`)
+      const { cssString, unfetchable } = await readSheets(html, url)
 
-        if (!warm) {
-          // Throw-away runs: both engines are measured on a warm browser.
-          if (engine) await attempt(`${label}: ours (warm-up)`, () => generate(engine!, url, [VIEWPORTS[0]!]))
-          await attempt(`${label}: penthouse (warm-up)`, () => penthouse!.runWarm(url, cssString, VIEWPORTS[0]!))
-          await beasties.run(html)
-          warm = true
-        }
-
-        const beastiesResult = await attempt(`${label}: beasties`, () => timed(() => beasties.run(html)))
-        // One job renders both viewports side by side, as the service runs it: its time per viewport is the engine's cost per page and viewport.
-        const union = engine ? await attempt(`${label}: ours`, () => timed(() => generate(engine!, url, [...VIEWPORTS]))) : null
-        if (engine && unfetchable.length) {
-          const deferred = union ? new Set(deferredByBuild(html, url, union)) : null
-          blockingRows.push({ site: site.name, page, unfetchable, deferred: deferred && unfetchable.filter((href) => deferred.has(href)) })
-        }
-        const perViewport = []
-        for (const viewport of VIEWPORTS) {
-          const ours = engine ? await attempt(`${label} ${vp(viewport)}: ours`, () => timed(() => generate(engine!, url, [viewport]))) : null
-          const penthouseResult = await attempt(`${label} ${vp(viewport)}: penthouse`, () => timed(() => penthouse!.run(url, cssString, viewport)))
-          const penthouseWarm = await attempt(`${label} ${vp(viewport)}: penthouse kept warm`, () => timed(() => penthouse!.runWarm(url, cssString, viewport)))
-          perViewport.push({ viewport, ours, penthouseResult, penthouseWarm })
-        }
-
-        for (const { viewport, ours, penthouseResult, penthouseWarm } of perViewport) {
-          const where = `${label} ${vp(viewport)}`
-          const shoot = (what: string, variant: string): Promise<Shot | null> => attempt(`${where}: screenshot ${what}`, () => shooter!.shoot(url, variant, viewport))
-          const original = await shoot('with full CSS', html)
-          const again = original && (await shoot('with full CSS, again', html))
-          const bare = original && (await shoot('with no CSS', criticalOnly(html, '')))
-          if (!original || !again || !bare) continue
-          const noise = diff(original.png, again.png).ratio
-          const css: Record<Tool, string | null> = { ours: union?.css ?? null, beasties: beastiesResult?.css ?? null, penthouse: penthouseResult?.css ?? null }
-          const pixels: Record<Tool, number | null> = { ours: null, beasties: null, penthouse: null }
-          const widths: Row['widths'] = { full: original.scrollWidth, ours: null, beasties: null, penthouse: null }
-          for (const tool of TOOLS) {
-            const toolCss = css[tool]
-            if (toolCss === null) continue
-            const critical = await shoot(`with ${tool}'s CSS`, criticalOnly(html, toolCss))
-            if (!critical) continue
-            widths[tool] = critical.scrollWidth
-            const result = diff(original.png, critical.png)
-            pixels[tool] = result.ratio
-            const over = result.ratio - noise
-            if (!worst.has(tool) || over > worst.get(tool)!.over) {
-              worst.set(tool, { over, label: `${site.name}${page.replace(/\//g, '_')}-${viewport.width}x${viewport.height}`, original: original.png, critical: critical.png, diff: result.png })
-            }
-          }
-          const final = union ? await attempt(`${where}: final page`, () => finalPage(shooter!, url, html, union, viewport)) : null
-          rows.push({
-            final,
-            site: site.name,
-            page,
-            viewport,
-            noise,
-            bare: diff(original.png, bare.png).ratio,
-            pixels,
-            widths,
-            bytes: {
-              ours: union ? Buffer.byteLength(union.css) : null,
-              beasties: beastiesResult ? Buffer.byteLength(beastiesResult.css) : null,
-              penthouse: penthouseResult ? Buffer.byteLength(penthouseResult.css) : null,
-            },
-            ms: { ours: union ? union.ms / VIEWPORTS.length : null, beasties: beastiesResult?.ms ?? null, penthouse: penthouseResult?.ms ?? null },
-            oursAlone: ours?.ms ?? null,
-            penthouseWarm: penthouseWarm?.ms ?? null,
-          })
-        }
+      if (!warm) {
+        // Throw-away runs: both engines are measured on a warm browser.
+        if (engine) await attempt(`${label}: ours (warm-up)`, () => generate(engine!, url, [VIEWPORTS[0]!]))
+        await attempt(`${label}: penthouse (warm-up)`, () => penthouse!.runWarm(url, cssString, VIEWPORTS[0]!))
+        await beasties.run(html)
+        warm = true
       }
-    } finally {
-      await server.close()
-    }
-  }
+
+      const beastiesResult = await attempt(`${label}: beasties`, () => timed(() => beasties.run(html)))
+      // One job renders both viewports side by side, as the service runs it: its time per viewport is the engine's cost per page and viewport.
+      const union = engine ? await attempt(`${label}: ours`, () => timed(() => generate(engine!, url, [...VIEWPORTS]))) : null
+      if (engine && unfetchable.length) {
+        const deferred = union ? new Set(deferredByBuild(html, url, union)) : null
+        blockingRows.push({ site: site.name, page, unfetchable, deferred: deferred && unfetchable.filter((href) => deferred.has(href)) })
+      }
+      const perViewport = []
+      for (const viewport of VIEWPORTS) {
+        const ours = engine ? await attempt(`${label} ${vp(viewport)}: ours`, () => timed(() => generate(engine!, url, [viewport]))) : null
+        const penthouseResult = await attempt(`${label} ${vp(viewport)}: penthouse`, () => timed(() => penthouse!.run(url, cssString, viewport)))
+        const penthouseWarm = await attempt(`${label} ${vp(viewport)}: penthouse kept warm`, () => timed(() => penthouse!.runWarm(url, cssString, viewport)))
+        perViewport.push({ viewport, ours, penthouseResult, penthouseWarm })
+      }
+
+      for (const { viewport, ours, penthouseResult, penthouseWarm } of perViewport) {
+        const where = `${label} ${vp(viewport)}`
+        const shoot = (what: string, variant: string): Promise<Shot | null> => attempt(`${where}: screenshot ${what}`, () => shooter!.shoot(url, variant, viewport))
+        const original = await shoot('with full CSS', html)
+        const again = original && (await shoot('with full CSS, again', html))
+        const bare = original && (await shoot('with no CSS', criticalOnly(html, '')))
+        if (!original || !again || !bare) continue
+        const noise = diff(original.png, again.png).ratio
+        const css: Record<Tool, string | null> = { ours: union?.css ?? null, beasties: beastiesResult?.css ?? null, penthouse: penthouseResult?.css ?? null }
+        const pixels: Record<Tool, number | null> = { ours: null, beasties: null, penthouse: null }
+        const widths: Row['widths'] = { full: original.scrollWidth, ours: null, beasties: null, penthouse: null }
+        for (const tool of TOOLS) {
+          const toolCss = css[tool]
+          if (toolCss === null) continue
+          const critical = await shoot(`with ${tool}'s CSS`, criticalOnly(html, toolCss))
+          if (!critical) continue
+          widths[tool] = critical.scrollWidth
+          const result = diff(original.png, critical.png)
+          pixels[tool] = result.ratio
+          const over = result.ratio - noise
+          if (!worst.has(tool) || over > worst.get(tool)!.over) {
+            worst.set(tool, { over, label: `${site.name}${page.replace(/\//g, '_')}-${viewport.width}x${viewport.height}`, original: original.png, critical: critical.png, diff: result.png })
+          }
+        }
+        const final = union ? await attempt(`${where}: final page`, () => finalPage(shooter!, url, html, union, viewport)) : null
+        rows.push({
+          final,
+          site: site.name,
+          page,
+          viewport,
+          noise,
+          bare: diff(original.png, bare.png).ratio,
+          pixels,
+          widths,
+          bytes: {
+            ours: union ? Buffer.byteLength(union.css) : null,
+            beasties: beastiesResult ? Buffer.byteLength(beastiesResult.css) : null,
+            penthouse: penthouseResult ? Buffer.byteLength(penthouseResult.css) : null,
+          },
+          ms: { ours: union ? union.ms / VIEWPORTS.length : null, beasties: beastiesResult?.ms ?? null, penthouse: penthouseResult?.ms ?? null },
+          oursAlone: ours?.ms ?? null,
+          penthouseWarm: penthouseWarm?.ms ?? null,
+        })
+      }
+    })),
+  )
 } finally {
   await engine?.close?.()
   await penthouse?.close()

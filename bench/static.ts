@@ -32,7 +32,8 @@ import { DEFAULT_VIEWPORTS, type Viewport } from '../src/contract/api-contract.t
 import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { createStaticEngine, type StaticEngine } from '../src/engine/static/static.ts'
-import { CACHE_DIR, QUALITY_SITES, qualitySite, serveStatic } from './quality/corpus.ts'
+import { CACHE_DIR, QUALITY_SITES, serveStatic } from './quality/corpus.ts'
+import { forEachPage } from './quality/pages.ts'
 import { finalPage, type FinalDiff, type Generated } from './quality/final.ts'
 import { criticalOnly } from './quality/html.ts'
 import { createBeasties, installedVersion } from './quality/peers.ts'
@@ -105,48 +106,35 @@ async function qualityPart(shooter: Shooter): Promise<void> {
   const engine = createStaticEngine()
   const second = createStaticEngine()
   try {
-    for (const name of QUALITY_SITES) {
-      const site = qualitySite(name, Infinity)
-      const server = await serveStatic(site.dir)
-      const beasties = createBeasties(site.dir)
-      console.error(`${site.name}@${site.version}: ${site.pages.length} page(s) on ${server.origin}`)
-      try {
-        for (const page of site.pages) {
-          const url = server.origin + page
-          const html = readFileSync(join(site.dir, page), 'utf8')
-          const label = `${site.name} ${page}`
-          let refused: string | null = null
-          const ours = await generate(engine, url).catch((error: unknown) => {
-            refused = error instanceof Error ? error.message : String(error)
-            return null
-          })
-          const again = ours ? await attempt(`${label}: ours again`, () => generate(second, url)) : null
-          const theirs = await attempt(`${label}: beasties`, () => beasties.run(html))
-          const screens: QualityRow['screens'] = []
-          for (const viewport of VIEWPORTS) {
-            const where = `${label} ${vp(viewport)}`
-            const full = await attempt(`${where}: full CSS`, () => shooter.shoot(url, html, viewport))
-            const full2 = full && (await attempt(`${where}: full CSS again`, () => shooter.shoot(url, html, viewport)))
-            if (!full || !full2) continue
-            const held = ours ? await attempt(`${where}: held back`, () => shooter.shoot(url, criticalOnly(html, ours.css), viewport)) : null
-            const final = ours ? await attempt(`${where}: final page`, () => finalPage(shooter, url, html, ours, viewport)) : null
-            screens.push({ viewport, noise: diff(full.png, full2.png).ratio, held: held ? diff(full.png, held.png).ratio : null, final })
-          }
-          rows.push({
-            site: site.name,
-            page,
-            ours: ours ? Buffer.byteLength(ours.css) : null,
-            beasties: theirs ? Buffer.byteLength(theirs.css) : null,
-            same: ours && again ? ours.css === again.css : null,
-            screens,
-            ms: ours?.ms ?? null,
-            refused,
-          })
-        }
-      } finally {
-        await server.close()
+    await forEachPage(QUALITY_SITES, Infinity, async ({ site, page, url, html, label, beasties }) => {
+      let refused: string | null = null
+      const ours = await generate(engine, url).catch((error: unknown) => {
+        refused = error instanceof Error ? error.message : String(error)
+        return null
+      })
+      const again = ours ? await attempt(`${label}: ours again`, () => generate(second, url)) : null
+      const theirs = await attempt(`${label}: beasties`, () => beasties.run(html))
+      const screens: QualityRow['screens'] = []
+      for (const viewport of VIEWPORTS) {
+        const where = `${label} ${vp(viewport)}`
+        const full = await attempt(`${where}: full CSS`, () => shooter.shoot(url, html, viewport))
+        const full2 = full && (await attempt(`${where}: full CSS again`, () => shooter.shoot(url, html, viewport)))
+        if (!full || !full2) continue
+        const held = ours ? await attempt(`${where}: held back`, () => shooter.shoot(url, criticalOnly(html, ours.css), viewport)) : null
+        const final = ours ? await attempt(`${where}: final page`, () => finalPage(shooter, url, html, ours, viewport)) : null
+        screens.push({ viewport, noise: diff(full.png, full2.png).ratio, held: held ? diff(full.png, held.png).ratio : null, final })
       }
-    }
+      rows.push({
+        site: site.name,
+        page,
+        ours: ours ? Buffer.byteLength(ours.css) : null,
+        beasties: theirs ? Buffer.byteLength(theirs.css) : null,
+        same: ours && again ? ours.css === again.css : null,
+        screens,
+        ms: ours?.ms ?? null,
+        refused,
+      })
+    })
   } finally {
     await engine.close()
     await second.close()
