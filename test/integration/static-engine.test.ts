@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Viewport } from '../../src/contract/api-contract.ts'
 import { EngineError } from '../../src/engine/engine.ts'
 import { SCRIPT_BUILT_PAGE, createStaticEngine, type StaticEngine } from '../../src/engine/static/static.ts'
+import { createClient } from '../../src/client.ts'
 import { createNetworkPolicy } from '../../src/service/network.ts'
+import { startService } from '../../src/service/server.ts'
 import { serveFiles, type ServedFile, type StaticServer } from '../fixtures/static-server.ts'
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 })
@@ -215,6 +217,27 @@ describe('the static engine behind a network policy', () => {
       await guarded.close()
       await redirected.close()
       redirecting.close()
+    }
+  })
+})
+
+describe('the service on the static engine', () => {
+  it('critical-css-service --engine static: a job through the project client is done, its CSS the engine’s, its job data saying static', async () => {
+    const token = 'tok_static_service_0123456789'
+    const service = await startService({ tokens: [{ token, plan: 'ent' }], engine: 'static', allowPrivateNetworks: true, workers: 1, shutdownGraceMs: 500 })
+    const client = createClient({ baseUrl: service.url, token })
+    try {
+      const job = await client.generate(`${site.origin}/index.html`, { viewports: VIEWPORTS })
+      const data = await client.waitForCss(job, { deadline: Date.now() + 25_000 })
+      expect(data).toMatchObject({ status: 'done', engine: 'static' })
+      expect(data.css).toContain('.far-below{')
+      expect(data.css).not.toContain('.nowhere')
+      // A page its scripts build fails with the reason, as a job of the Chromium engine fails.
+      const app = await client.waitForCss(await client.generate(`${site.origin}/app.html`, { viewports: VIEWPORTS }), { deadline: Date.now() + 25_000 }).catch((error: unknown) => error)
+      expect(app).toMatchObject({ message: expect.stringContaining(SCRIPT_BUILT_PAGE) })
+    } finally {
+      await client.close()
+      await service.close()
     }
   })
 })

@@ -110,6 +110,24 @@ describe('with no browser anywhere', () => {
     expect(critical).not.toContain('.unused-')
   }, 120_000)
 
+  it('a page its scripts build is left as it was and named, beside a page the static engine inlines', async () => {
+    const { root, dist } = await project()
+    const app = '<!doctype html>\n<html><head><link rel="stylesheet" href="/style.css"></head><body><div id="app"></div><script type="module" src="/app.js"></script></body></html>\n'
+    await writeFile(join(dist, 'app.html'), app)
+    await writeFile(join(dist, 'app.js'), "document.querySelector('#app').innerHTML = '<h1 class=hero>Hi</h1>'\n")
+    const built = await folderCommand(root, [], await bare())
+    expect(built.code, built.stderr).toBe(0)
+    const report = JSON.parse(built.stdout) as BuildReport
+    const byFile = (name: string) => report.pages.find((entry) => entry.file.endsWith(name))!
+    expect([byFile('index.html').outcome, byFile('index.html').engine]).toEqual(['inlined', 'static'])
+    const failed = byFile('app.html')
+    expect(failed.outcome).toBe('failed')
+    expect(failed.message).toContain('its content is rendered by script')
+    expect(built.stderr).toContain('its content is rendered by script')
+    expect(await readFile(join(dist, 'app.html'), 'utf8')).toBe(app)
+    expect(readStyles(await readFile(join(dist, 'index.html'), 'utf8')).critical[0]).toContain('.hero{')
+  }, 120_000)
+
   it('a Vite build succeeds with the static engine and one warning; strict fails it', async () => {
     const env = await bare()
     const build = async (plugin: object) => {
@@ -169,6 +187,25 @@ describe.skipIf(CHROMIUM === null)('finding the browser the user has', () => {
     expect(renderingLine(built.stderr)).toMatch(new RegExp(`in Chromium \\d+ \\(${join(working, 'google-chrome')}\\)`))
     expect(engines(built.stdout)).toEqual(['chromium'])
   }, 120_000)
+
+  it('a result the static engine made never answers a build that renders in a browser', async () => {
+    const { root, dist } = await project()
+    const cacheDir = join(root, '.cache')
+    const original = await readFile(join(dist, 'index.html'), 'utf8')
+    const withCache = ['--cache-dir', cacheDir]
+    const args = (extra: string[]) => ['--import', TSX, CLI, 'dist', '--json', ...withCache, ...extra]
+    const staticRun = await run(process.execPath, args([]), root, await bare())
+    expect(staticRun.code, staticRun.stderr).toBe(0)
+    expect(engines(staticRun.stdout)).toEqual(['static'])
+    await writeFile(join(dist, 'index.html'), original)
+    const working = await temp('cached')
+    await symlink(realpathSync(CHROMIUM!), join(working, 'chromium'))
+    const browserRun = await run(process.execPath, args([]), root, await bare({ PATH: [working, await nodeDir()].join(':') }))
+    expect(browserRun.code, browserRun.stderr).toBe(0)
+    const [entry] = (JSON.parse(browserRun.stdout) as BuildReport).pages
+    expect([entry!.engine, entry!.source]).toEqual(['chromium', 'embedded'])
+    expect(readStyles(await readFile(join(dist, 'index.html'), 'utf8')).critical[0]).not.toContain('.below{')
+  }, 180_000)
 
   it('renders in @sparticuz/chromium when the project has it and no other browser is visible', async () => {
     const { dist } = await project()

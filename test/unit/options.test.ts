@@ -70,6 +70,18 @@ describe('resolveOptions', () => {
     expect(rejection(options)).toContain(named)
   })
 
+  it('takes the engine from the option, then env CRITICAL_CSS_ENGINE, else auto; names the three when it is none of them', () => {
+    expect(resolveOptions({}, {}).engine).toBe('auto')
+    expect(resolveOptions({}, { CRITICAL_CSS_ENGINE: 'static' }).engine).toBe('static')
+    expect(resolveOptions({ engine: 'chromium' }, { CRITICAL_CSS_ENGINE: 'static' }).engine).toBe('chromium')
+    expect(rejection({ engine: 'playwright' })).toContain("option `engine`: must be one of 'auto', 'chromium', 'static'")
+    expect(() => assertRunnable(resolveOptions({}, { CRITICAL_CSS_ENGINE: 'firefox' }))).toThrow('env CRITICAL_CSS_ENGINE must be one of auto, chromium, static')
+    // A configured service renders with its own engine: a choice here would be ignored, so it is refused.
+    const remote = resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, engine: 'static' }, {})
+    expect(() => assertRunnable(remote)).toThrow(/`engine` is 'static', .* renders with its own engine/)
+    expect(resolveOptions({ baseUrl: 'https://svc.example', token: TOKEN, engine: 'auto' }, {}).problems).toEqual([])
+  })
+
   it('says which option an unknown one likely meant, where it is, and nothing when none is close', () => {
     expect(rejection({ strcit: true })).toBe('unplugin-critical-css: there is an unknown option `strcit` (did you mean `strict`?).')
     // A flag's spelling in a config, and keys inside an option.
