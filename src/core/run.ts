@@ -276,6 +276,10 @@ export async function runPages(options: ResolvedOptions, input: RunInput, mode: 
     ),
   )
 
+  // Rendered in the pages' order, not the order their reads ended: which page a quota or a
+  // deadline reaches first is the same every run.
+  const order = new Map(pages.map((page, index) => [page, index]))
+  misses.sort((a, b) => order.get(a)! - order.get(b)!)
   if (misses.length > 0) {
     let renderer: Renderer | null = null
     try {
