@@ -217,9 +217,10 @@ describe('a SQLite database made before third_party and network', () => {
       }
     }
     const upgraded = columns()
-    expect(upgraded.slice(-4)).toEqual(['third_party', 'network', 'first_screen', 'selection'])
+    expect(upgraded.slice(-5)).toEqual(['third_party', 'network', 'first_screen', 'selection', 'engine'])
     const store = openSqliteStore(dataDir)
-    expect(store.job('j_old_done')).toMatchObject({ status: 'done', css: 'p{margin:0}', network: null, firstScreen: null })
+    // A job done before engines were named reads as not said.
+    expect(store.job('j_old_done')).toMatchObject({ status: 'done', css: 'p{margin:0}', network: null, firstScreen: null, engine: null })
     store.close()
     expect(columns()).toEqual(upgraded)
   })
