@@ -47,10 +47,10 @@ export function breakdown(steps: StepTiming[]): Breakdown {
   const start = one('embedded: start')
   const build: Record<string, number> = {
     'browser launch began at': start ? start.startMs - runStart : Number.NaN,
-    'browsers launched': steps.filter((each) => each.step === 'embedded: launch the browser').length,
+    'browsers launched': steps.filter((each) => each.step === 'embedded: start the engine').length,
     // Loaded once per process: a second build in it finds them loaded.
     'modules': sum('embedded: load its module') + sum('embedded: load the engine and service') + sum('engine: load playwright-core'),
-    'browser launch': sum('embedded: launch the browser') - sum('engine: load playwright-core'),
+    'browser launch': sum('embedded: start the engine') - sum('engine: load playwright-core'),
     'service start': sum('embedded: start the service'),
     'cache lookups': sum('run: cache lookups'),
     'waited for the launch': sum('embedded: wait for the start'),

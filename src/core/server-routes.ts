@@ -270,7 +270,7 @@ export async function renderServerRoutes(options: ResolvedOptions, input: Server
         const open = (): Promise<SampleRenderer> =>
           (samples.opening ??= (async () => {
             const opened = service === null ? await embeddedSamples(options, app.origin, input.root, logger) : remoteSamples(options, service, options.siteUrl!, output, input, notes)
-            logger.info(`critical CSS: rendering the samples of ${routes.length} server route${routes.length === 1 ? '' : 's'} ${opened.where}`)
+            logger.info(`critical CSS: rendering ${routes.length} server route${routes.length === 1 ? '' : 's'} ${opened.where}`)
             return opened
           })())
         let fromCache = 0
