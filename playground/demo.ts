@@ -56,6 +56,7 @@ async function summary(name: string, ms: number): Promise<void> {
       file: page.file,
       outcome: page.outcome,
       from: page.source ?? '—',
+      engine: page.engine ?? '—',
       'critical CSS inlined (B)': page.cssBytes,
       'full CSS, now deferred (B)': await linkedCssBytes(dist, html),
       // Where the critical CSS was nearly all of the page's stylesheets, they are inline whole instead: no request, nothing sent twice.
