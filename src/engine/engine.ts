@@ -38,6 +38,8 @@ export interface EngineResult {
 export interface Engine {
   generate(input: EngineInput): Promise<EngineResult>
   close?(): Promise<void>
+  /** Jobs at once that keep it busy, when the engine knows best (the static engine: a few per thread of its own); absent: as its caller sizes them. */
+  readonly jobsAtOnce?: number
 }
 
 /** An engine failure the job reports with this code (`fetch_failed`, `render_failed`, `blocked_url`, …). */

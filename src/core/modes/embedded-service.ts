@@ -55,8 +55,8 @@ export interface EmbeddedServiceOptions {
   jobTimeoutMs: number
   /** What renders (`auto`: a browser found that starts, else static). */
   engine: EngineChoice
-  /** Pages rendered at once, per engine. */
-  workers: Record<EngineName, number>
+  /** Pages rendered at once, per engine; unset: as many as the engine says keep it busy (the static engine's `jobsAtOnce`). */
+  workers: Partial<Record<EngineName, number>>
   /** The project: where `@sparticuz/chromium` and playwright-core are looked for. */
   root: string
   /** How the failure to start a browser names the way to a service instead. */
@@ -85,7 +85,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     )
   }
   const { engine } = started
-  const workers = options.workers[started.name]
+  const workers = options.workers[started.name] ?? engine.jobsAtOnce ?? 1
   try {
     const token = createToken()
     const start = () =>

@@ -32,11 +32,6 @@ const NAME = 'embedded service'
 /** Pages in flight: enough to keep every worker busy, few enough that a page's deadline runs while it is rendered, not while it queues. */
 export const PAGES_PER_WORKER = 2
 const MAX_WORKERS = 4
-/**
- * Static jobs at once: a static job is a few ms of its engine's threads and a few requests to
- * the build server, so more of them keep the threads fed while others fetch.
- */
-const STATIC_WORKERS = 8
 /** The service is on loopback and a warm page renders in a few hundred ms: a job is checked every 50–200 ms, not every few seconds. */
 export const CHECK_INTERVAL = { firstMs: 50, factor: 1.25, maxMs: 200 }
 
@@ -52,9 +47,9 @@ function onBuildServer(page: ResolvedPage, siteUrl: URL | null, local: URL): Res
   return { ...page, url: new URL(`${url.pathname}${url.search}`, local.origin).href }
 }
 
-/** Pages the embedded service renders at once, per engine: a browser's pages each take a core. */
-function embeddedWorkers(): Record<EngineName, number> {
-  return { chromium: Math.max(1, Math.min(MAX_WORKERS, availableParallelism())), static: STATIC_WORKERS }
+/** Pages the embedded service renders at once, per engine: a browser's pages each take a core; the static engine sizes its own by its threads. */
+function embeddedWorkers(): Partial<Record<EngineName, number>> {
+  return { chromium: Math.max(1, Math.min(MAX_WORKERS, availableParallelism())) }
 }
 
 /** The service and its engine for this build's options (loaded only when a build renders). */

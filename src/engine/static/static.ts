@@ -31,6 +31,20 @@ const MAX_NOTED = 50
 const SILENT_ON_AN_EARLIER_PAGE = 'no answer on an earlier page'
 /** Threads at most: past the cores they only share them. */
 const MAX_THREADS = 4
+/**
+ * Jobs in flight per thread: enough that a thread has a page to parse while others' pages and
+ * sheets come through the gates; each one in flight holds its page's tree.
+ */
+const JOBS_PER_THREAD = 4
+
+/**
+ * Threads that parse and match: one core is left to the engine's own thread, which serves the
+ * pages, runs the gates and (in a build) writes the pages, about a third of a static build's
+ * CPU; each thread's heap is some 200 MB at its peak, so one that only shares a core costs memory for nothing.
+ */
+export function staticThreads(cores: number = availableParallelism()): number {
+  return Math.max(1, Math.min(MAX_THREADS, cores - 1))
+}
 
 export interface StaticEngineOptions {
   /** Where a connection may go (the service passes its network policy). Default: every host, resolved by the system. */
@@ -41,7 +55,7 @@ export interface StaticEngineOptions {
   loadTimeoutMs?: number
   /** Longest another host's stylesheet is waited for under third party `cut`. Default 1 s. */
   thirdPartyTimeoutMs?: number
-  /** Worker threads that parse and match. Default: the cores, at most 4. */
+  /** Worker threads that parse and match. Default: one fewer than the cores, at least 1 and at most 4. */
   threads?: number
   /** Engine events (`egress_refused`). */
   log?: (line: Record<string, unknown>) => void
@@ -62,10 +76,13 @@ class StaticCriticalCss implements StaticEngine {
   readonly #navigationMs: number
   readonly #loadMs: number
   readonly #thirdPartyMs: number
+  readonly jobsAtOnce: number
 
   constructor(options: StaticEngineOptions) {
+    const threads = Math.max(1, options.threads ?? staticThreads())
     this.#egress = createEgressProxy(options.admit ?? admitEveryHost, options.log ?? (() => {}))
-    this.#workers = new StaticWorkers(options.threads ?? Math.min(MAX_THREADS, availableParallelism()))
+    this.#workers = new StaticWorkers(threads)
+    this.jobsAtOnce = threads * JOBS_PER_THREAD
     this.#navigationMs = options.navigationTimeoutMs ?? DEFAULT_NAVIGATION_TIMEOUT_MS
     this.#loadMs = options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS
     this.#thirdPartyMs = options.thirdPartyTimeoutMs ?? DEFAULT_THIRD_PARTY_TIMEOUT_MS

@@ -39,8 +39,12 @@ export class StaticJobFailed extends Error {
   }
 }
 
-/** The young generation of each thread's heap (V8's default is 16–32 MB on 64-bit). */
-const YOUNG_GENERATION_MB = 64
+/**
+ * The young generation of each thread's heap. A page's parse is a few MB of short-lived
+ * objects; on the 1,000-page MkDocs site 32 MB was as fast as 64 MB with some 45 MB less at the
+ * peak, and 16 MB slower by an eighth (bench/README.md, the static engine).
+ */
+const YOUNG_GENERATION_MB = 32
 
 interface Pending {
   resolve: (outcome: StaticOutcome) => void
@@ -55,7 +59,6 @@ interface Thread {
 /** The worker's module: the built file beside this one, or (from source, in tests and benches) this folder's worker.ts under tsx. */
 function spawn(): Worker {
   const here = import.meta.url
-  // A page's parse is a few MB of short-lived objects: a young generation that holds several pages' keeps them out of the old one.
   const limits = { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } }
   if (!here.endsWith('.ts')) return new Worker(new URL('./static-worker.mjs', here), limits)
   // tsx's ESM entry, as its exports name it (its CommonJS one does not load in a worker).
