@@ -28,6 +28,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parse } from 'parse5'
 import { DEFAULT_VIEWPORTS, type Viewport } from '../src/contract/api-contract.ts'
 import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
@@ -186,6 +187,15 @@ function freshCopy(from: string, to: string): string {
   return to
 }
 
+/** What one engine thread cannot go below: parse5 building each page's tree, in this process, one page after another. */
+function parseFloor(siteDir: string, files: readonly string[]): { wallMs: number; cpuMs: number } {
+  const started = performance.now()
+  const cpu = process.cpuUsage()
+  for (const file of files) parse(readFileSync(join(siteDir, file), 'utf8'))
+  const used = process.cpuUsage(cpu)
+  return { wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1000 }
+}
+
 async function scalePart(shooter: Shooter): Promise<void> {
   const built = await buildMkdocsSite(join(OUT, `scale-${sitePages}`), sitePages)
   const files = htmlFilesOf(built.siteDir)
@@ -221,6 +231,7 @@ async function scalePart(shooter: Shooter): Promise<void> {
     beastiesMs += result?.ms ?? 0
   }
   const beastiesPass = { version: installedVersion('beasties'), wallMs: beastiesMs, inlined: [...theirs.values()].filter(Boolean).length }
+  const floor = parseFloor(built.siteDir, files)
   const ratios = sample.flatMap((file) => {
     const mine = ours.get(file)
     const other = theirs.get(file)
@@ -254,7 +265,9 @@ async function scalePart(shooter: Shooter): Promise<void> {
     { run: 'static, cold again', wall: `${(second.run.wallMs / 1000).toFixed(1)} s`, 'per page': `${(second.run.wallMs / files.length).toFixed(1)} ms`, 'peak RSS (tree)': `${(second.run.peak.rssBytes / 1048576).toFixed(0)} MiB`, 'peak PSS': `${(second.run.peak.pssBytes / 1048576).toFixed(0)} MiB`, CPU: `${(second.run.peak.cpuMs / 1000).toFixed(1)} s`, inlined: `${second.run.report?.pages.filter((page) => page.outcome === 'inlined').length ?? 0}/${files.length}`, exit: second.run.exit },
     { run: `chromium, ${chromiumPages.length} pages`, wall: `${(chromium.run.wallMs / 1000).toFixed(1)} s`, 'per page': `${chromiumPerPage.toFixed(1)} ms`, 'peak RSS (tree)': `${(chromium.run.peak.rssBytes / 1048576).toFixed(0)} MiB`, 'peak PSS': `${(chromium.run.peak.pssBytes / 1048576).toFixed(0)} MiB`, CPU: `${(chromium.run.peak.cpuMs / 1000).toFixed(1)} s`, inlined: `${chromium.run.report?.pages.filter((page) => page.outcome === 'inlined').length ?? 0}/${chromiumPages.length}`, exit: chromium.run.exit },
     { run: `beasties ${beastiesPass.version}, ${sample.length} pages`, wall: `${(beastiesPass.wallMs / 1000).toFixed(1)} s`, 'per page': `${(beastiesPass.wallMs / sample.length).toFixed(1)} ms`, 'peak RSS (tree)': '—', 'peak PSS': '—', CPU: '—', inlined: `${beastiesPass.inlined}/${sample.length}`, exit: '' },
+    { run: `parse5 alone, ${files.length} pages, one thread`, wall: `${(floor.wallMs / 1000).toFixed(1)} s`, 'per page': `${(floor.wallMs / files.length).toFixed(1)} ms`, 'peak RSS (tree)': '—', 'peak PSS': '—', CPU: `${(floor.cpuMs / 1000).toFixed(1)} s`, inlined: '—', exit: '' },
   ])
+  console.log(`parse5 alone is the floor of one engine thread: every page's tree, nothing matched or written (its CPU counts V8's GC threads too).`)
   console.log(`Bytes on the ${ratios.length} pages both inlined: static median ${median(ratios.map((r) => r.ours))} B, beasties median ${median(ratios.map((r) => r.beasties))} B; static ÷ beasties ${Math.min(...ratios.map((r) => r.ours / r.beasties)).toFixed(2)}–${Math.max(...ratios.map((r) => r.ours / r.beasties)).toFixed(2)}×`)
   const worstBytes = ratios.reduce<(typeof ratios)[number] | null>((top, row) => (top === null || row.ours / row.beasties > top.ours / top.beasties ? row : top), null)
   checks.push(
