@@ -51,8 +51,8 @@ const YOUNG_GENERATION_MB = 32
  * From a 2 GiB limit up, V8 lets a heap grow to 4× what is live between full collections;
  * under it, to about 2× (its heap growing factor goes by the heap's maximum). A thread keeps
  * some 35 MB live, and under the 4 GB default of a machine with 16 GB or more its heap grew
- * to 140–180 MB: on the 1,000-page MkDocs site a 2,000 MB cap peaked at 463 MB for the whole
- * command, 2,048 MB or none at 580 MB, for about 5 % more CPU. Never tighter than the
+ * to 140–180 MB: on the 1,000-page MkDocs site a 2,000 MB cap peaked at 463–490 MB for the
+ * whole command, 2,048 MB or none at 580–604 MB, for a few % more CPU. Never tighter than the
  * process's own limit: a page near the engine's document bound parses here as it would on
  * the process's main thread.
  */
