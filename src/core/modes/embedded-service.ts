@@ -8,20 +8,14 @@
 import { STOP_SIGNALS, signalExitCode } from '../../shared/signals.ts'
 import { timed } from '../../shared/timings.ts'
 import { ConfigurationError, PLUGIN_NAME, describeError } from '../errors.ts'
-import type { JobNetwork, Selection, ThirdPartyPolicy, Viewport } from '../../contract/api-contract.ts'
 import type { EngineChoice, EngineName } from '../../shared/engines.ts'
-
-/** The engine's one call (engine/engine.ts `Engine.generate`), as a renderer that calls it directly makes it. */
-export type EngineCall = (input: {
-  url: string
-  viewports: Viewport[]
-  signal: AbortSignal
-  deadline?: number
-  tenant?: string
-  thirdParty?: ThirdPartyPolicy
-  selection?: Selection
-}) => Promise<{ css: string; network?: JobNetwork; engine?: string }>
 import type { OptionWords } from '../options.ts'
+
+/**
+ * The engine's one call, as a renderer that calls it directly makes it: the type of the module
+ * this file loads with `import()` (core reaches the engine only that way), not a copy of it.
+ */
+export type EngineCall = import('../../engine/engine.ts').Engine['generate']
 
 /** What renders a build's pages, as its log says it. */
 export interface EmbeddedEngine {
