@@ -50,7 +50,6 @@ export interface BaseFinding {
   bases: string[]
 }
 
-/** Every page as the check sees it, from the build's HTML files (one that is not UTF-8 is left out: the run fails it). */
 /**
  * What each HTML file says of where the site is (its stylesheet links, the address it names),
  * read one file at a time and kept without the page: a folder's pages are many, and the run
@@ -99,13 +98,12 @@ export function baseCheck(output: BuildOutput): (pages: readonly SitePage[], bas
   }
   return async (pages, base) => {
     const prefix = pagesPrefix(base, null)
-    const linked = pages
     // A page's own sheets as linked from where it is served below `at`: a relative href moves with the base, a root one does not.
     const ownAt = (page: SitePage, at: string): URL[] => sheetUrls(page.hrefs, new URL(`${at}${page.rest}`, ORIGIN).href).filter((url) => url.origin === ORIGIN)
     const missing = new Map<string, URL>()
     let linking = 0
     let affected = 0
-    for (const page of linked) {
+    for (const page of pages) {
       const own = ownAt(page, prefix)
       if (own.length === 0) continue
       linking += 1
@@ -122,7 +120,7 @@ export function baseCheck(output: BuildOutput): (pages: readonly SitePage[], bas
     for (const candidate of candidates.sort((a, b) => a.length - b.length || (a < b ? -1 : 1))) {
       // The base serves every sheet it moves to, and loses none that is there now.
       let serves = true
-      for (const page of linked) {
+      for (const page of pages) {
         const own = ownAt(page, candidate)
         if (!(await Promise.all(own.map((url) => has(candidate, url)))).every(Boolean)) {
           serves = false
