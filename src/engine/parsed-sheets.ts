@@ -58,9 +58,10 @@ export class ParsedSheetCache {
   parsed(sheets: KeyedSheet[], texts: ReadonlyMap<string, FetchedSheet>, pageUrl: string): Parsed {
     // The pages of a site come one after another, with the same sheets: compared first, with no hash of their texts.
     const last = this.#last
-    if (last !== null && last.origin === new URL(pageUrl).origin && sameSheets(last.parsed, sheets, texts)) return last.parsed
+    const origin = new URL(pageUrl).origin
+    if (last !== null && last.origin === origin && sameSheets(last.parsed, sheets, texts)) return last.parsed
     const found = this.#parse(sheets, texts, pageUrl)
-    this.#last = { origin: new URL(pageUrl).origin, parsed: found }
+    this.#last = { origin, parsed: found }
     return found
   }
 
