@@ -55,13 +55,13 @@ import { createPenthouse, installedVersion, type PenthouseRunner, type Timed } f
 import { builtPage, finalPage, type Generated } from './quality/final.ts'
 import { createShooter, diff, isPhone, PIXELMATCH_THRESHOLD, type Shooter, type Shot } from './quality/shots.ts'
 import { createTroubles } from './troubles.ts'
+import { OFFLINE } from './fcp/browser.ts'
 
 /**
- * The screenshots' browser, the bench's instrument, resolves no host but loopback: the shots
- * compare CSS, not whatever a CDN sends. The tools measured (ours, penthouse) meet the
- * machine's network as their users do: no resolver rules.
+ * The tools measured (ours, penthouse) meet the machine's network as their users do: no
+ * resolver rules. Only the screenshots' browser, the bench's instrument, gets OFFLINE (no host
+ * but loopback resolves): the shots compare CSS, not whatever a CDN sends.
  */
-const OFFLINE = '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'
 const TOOL_ARGS = chromiumFlags()
 const VIEWPORTS: readonly Viewport[] = DEFAULT_VIEWPORTS
 const PIXEL_SLACK = 0.001

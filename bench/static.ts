@@ -33,6 +33,8 @@ import { DEFAULT_VIEWPORTS, type Viewport } from '../src/contract/api-contract.t
 import { INSTALL_HINT, findChromium } from '../src/engine/find-browsers.ts'
 import { chromiumFlags } from '../src/engine/flags.ts'
 import { createStaticEngine, type StaticEngine } from '../src/engine/static/static.ts'
+// The screenshots' browser, the instrument, resolves no host but loopback (as bench:quality's): the shots compare CSS, not what a CDN sends. The folder command measured runs with no flags.
+import { OFFLINE } from './fcp/browser.ts'
 import { CACHE_DIR, QUALITY_SITES, serveStatic } from './quality/corpus.ts'
 import { forEachPage } from './quality/pages.ts'
 import { finalPage, type FinalDiff, type Generated } from './quality/final.ts'
@@ -54,8 +56,6 @@ const CHROMIUM_RATIO = 20
 const BEASTIES_SAMPLE = 100
 const CHROMIUM_SAMPLE = 40
 const SCREEN_SAMPLE = 8
-/** The screenshots' browser resolves no host but loopback: the shots compare CSS, not what a CDN sends. */
-const OFFLINE = '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'
 const TENANT = 'bench'
 const REPO = fileURLToPath(new URL('../', import.meta.url))
 const OUT = join(REPO, 'bench', '.out')
