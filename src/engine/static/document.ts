@@ -21,8 +21,12 @@ export interface StaticDocument {
   readonly quirks: boolean
   /** Every element in tree order. */
   readonly elements: readonly Element[]
-  /** Elements by `t:tag`, `c:class` and `i:id`, as selectors.ts writes a subject's tokens. */
-  readonly tokens: Map<string, Element[]>
+  /** Elements by tag (lowercase), class and id: what selectors.ts writes a subject's tokens of (`t:div`, `c:card`, `i:main`). */
+  readonly byTag: Map<string, Element[]>
+  readonly byClass: Map<string, Element[]>
+  readonly byId: Map<string, Element[]>
+  /** Elements by attribute name, filled as names are asked for (see {@link elementsWithAttribute}). */
+  readonly byAttribute: Map<string, Element[]>
   /** What relative URLs resolve against: the document's URL, or its `<base href>`. */
   readonly base: string
   /** The stylesheets the document applies, in cascade order; a link's href is absolute. */
@@ -39,6 +43,9 @@ const HTML_NS = 'http://www.w3.org/1999/xhtml'
 const SVG_NS = 'http://www.w3.org/2000/svg'
 const CSS_TYPE = /^\s*(text\/css)?\s*$/i
 const WHITESPACE = /[\t\n\f\r ]+/
+const HAS_WHITESPACE = /[\t\n\f\r ]/
+/** `#`: parse5 names every node that is not an element with it (`#text`, `#comment`, `#documentType`). */
+const NOT_AN_ELEMENT = 35
 const NOT_BLANK = /[^\t\n\f\r ]/
 /** Elements whose content is not shown as text of the page. */
 const UNSHOWN = new Set(['script', 'style', 'template', 'noscript', 'head', 'title'])
@@ -49,43 +56,76 @@ const DATA_SCRIPT = /json|template|text\/(?!javascript|ecmascript)|importmap|spe
 
 export function attribute(element: Element, name: string): string | undefined {
   for (const attr of element.attrs) if (attr.name === name) return attr.value
+  if (element.namespaceURI === HTML_NS) return undefined
+  // parse5 keeps SVG's camelCase (viewBox), which css-select asks for in lowercase: any case
+  // matches, a superset of a browser's (more rules kept, never one missed).
+  const lower = name.toLowerCase()
+  for (const attr of element.attrs) if (attr.name.toLowerCase() === lower) return attr.value
   return undefined
+}
+
+/** An element's name as css-select asks for it, lowercase: parse5 lowercases HTML names as it reads them, and keeps SVG's camelCase (linearGradient). */
+export function nameOf(element: Element): string {
+  return element.namespaceURI === HTML_NS ? element.tagName : element.tagName.toLowerCase()
+}
+
+/** The elements that have attribute `name` (as {@link attribute} finds it), listed the first time it is asked. */
+export function elementsWithAttribute(document: StaticDocument, name: string): readonly Element[] {
+  let found = document.byAttribute.get(name)
+  if (found === undefined) {
+    found = document.elements.filter((element) => attribute(element, name) !== undefined)
+    document.byAttribute.set(name, found)
+  }
+  return found
+}
+
+/** Puts `element` in `key`'s list once (a class may be written twice). */
+function add(index: Map<string, Element[]>, key: string, element: Element): void {
+  const list = index.get(key)
+  if (list === undefined) index.set(key, [element])
+  else if (list[list.length - 1] !== element) list.push(element)
 }
 
 /** The page as a browser with scripting parses it, read for the engine. `url`: where it was fetched from, after redirects. */
 export function readDocument(html: string, url: string): StaticDocument {
   const root = parse(html)
   const elements: Element[] = []
-  const tokens = new Map<string, Element[]>()
-  const note = (token: string, element: Element): void => {
-    const list = tokens.get(token)
-    if (list === undefined) tokens.set(token, [element])
-    else if (list[list.length - 1] !== element) list.push(element)
-  }
+  const byTag = new Map<string, Element[]>()
+  const byClass = new Map<string, Element[]>()
+  const byId = new Map<string, Element[]>()
   let base: string | null = null
   const sheets: ListedSheet[] = []
   const styles: string[] = []
   let stylesChars = 0
   let body: Element | null = null
   let scripts = 0
+  // Every element of every page passes here: indexed loops, and no string built per element.
   const visit = (parent: ParentNode, inSvg: boolean): void => {
-    for (const child of parent.childNodes) {
-      if (!('tagName' in child)) continue
+    const children = parent.childNodes
+    for (let at = 0; at < children.length; at++) {
+      const child = children[at]!
+      if (child.nodeName.charCodeAt(0) === NOT_AN_ELEMENT) continue
       const element = child as Element
       elements.push(element)
-      const tag = element.tagName.toLowerCase()
-      note(`t:${tag}`, element)
+      const html = element.namespaceURI === HTML_NS
+      const tag = nameOf(element)
+      add(byTag, tag, element)
       const svg = inSvg || element.namespaceURI === SVG_NS
-      for (const attr of element.attrs) {
-        if (attr.name === 'id' && attr.value !== '') note(`i:${attr.value}`, element)
-        else if (attr.name === 'class') {
-          for (const name of attr.value.split(WHITESPACE)) if (name !== '') note(`c:${name}`, element)
-        } else if (stylesChars < MAX_INLINE_STYLES && (attr.name === 'style' || (svg && attr.value.includes('var(')))) {
-          styles.push(attr.value)
-          stylesChars += attr.value.length + 1
+      const attrs = element.attrs
+      for (let index = 0; index < attrs.length; index++) {
+        const { name, value } = attrs[index]!
+        if (name === 'id') {
+          if (value !== '') add(byId, value, element)
+        } else if (name === 'class') {
+          if (!HAS_WHITESPACE.test(value)) {
+            if (value !== '') add(byClass, value, element)
+          } else for (const word of value.split(WHITESPACE)) if (word !== '') add(byClass, word, element)
+        } else if (stylesChars < MAX_INLINE_STYLES && (name === 'style' || (svg && value.includes('var(')))) {
+          styles.push(value)
+          stylesChars += value.length + 1
         }
       }
-      if (element.namespaceURI === HTML_NS) {
+      if (html) {
         if (tag === 'base' && base === null) {
           const href = attribute(element, 'href')
           if (href !== undefined && URL.canParse(href.trim(), url)) base = new URL(href.trim(), url).href
@@ -108,7 +148,10 @@ export function readDocument(html: string, url: string): StaticDocument {
     root,
     quirks: root.mode === 'quirks',
     elements,
-    tokens,
+    byTag,
+    byClass,
+    byId,
+    byAttribute: new Map(),
     base: base ?? url,
     sheets,
     inlineStyles: styles.join(';').slice(0, MAX_INLINE_STYLES),
@@ -127,17 +170,22 @@ export function inRootState<T>(document: StaticDocument, state: HtmlState, read:
   const before = attribute(root, name)
   const attrs = root.attrs
   root.attrs = [...attrs.filter((attr) => attr.name !== name), { name, value: state.kind === 'class' ? `${before ?? ''} ${state.name}`.trim() : (state.value ?? '') }]
-  const token = state.kind === 'class' ? `c:${state.name}` : null
-  const had = token === null ? null : (document.tokens.get(token) ?? null)
-  if (token !== null && !had?.includes(root)) document.tokens.set(token, [root, ...(had ?? [])])
+  const added = state.kind === 'class' ? state.name : null
+  const had = added === null ? null : (document.byClass.get(added) ?? null)
+  if (added !== null && !had?.includes(root)) document.byClass.set(added, [root, ...(had ?? [])])
+  // The root has the attribute now: the elements listed with it are listed again while in the state.
+  const listed = document.byAttribute.get(name)
+  document.byAttribute.delete(name)
   try {
     return read()
   } finally {
     root.attrs = attrs
-    if (token !== null) {
-      if (had === null) document.tokens.delete(token)
-      else document.tokens.set(token, had)
+    if (added !== null) {
+      if (had === null) document.byClass.delete(added)
+      else document.byClass.set(added, had)
     }
+    if (listed === undefined) document.byAttribute.delete(name)
+    else document.byAttribute.set(name, listed)
   }
 }
 

@@ -6,14 +6,16 @@
  * tag, classes and id, as the Chromium engine narrows its questions to the tokens present).
  */
 import { compile, type Options } from 'css-select'
-import { parse, SelectorType, type Selector } from 'css-what'
+import { isTraversal, parse, SelectorType, type Selector } from 'css-what'
 import type { Questions } from '../css.ts'
-import { attribute, type Element, type Node, type StaticDocument } from './document.ts'
+import { attribute, elementsWithAttribute, nameOf, type Element, type Node, type StaticDocument } from './document.ts'
 
 type Compiled = (element: Element) => boolean
 type Adapter = NonNullable<Options<Node, Element>['adapter']>
 /** A selector css-select cannot run: a browser may still, so it is taken as matching (as the Chromium engine takes one its browser cannot run). */
 const UNRUNNABLE = 'unrunnable'
+/** Candidates past which a subject's attribute is looked for too: a pass over the page's elements for it is cheaper than trying that many. */
+const ATTRIBUTE_PASS = 64
 
 function isElement(node: Node): node is Element {
   return 'tagName' in node
@@ -38,7 +40,7 @@ const adapter: Adapter = {
   getAttributeValue: (element, name) => attribute(element, name),
   hasAttrib: (element, name) => attribute(element, name) !== undefined,
   getChildren: childrenOf,
-  getName: (element) => element.tagName,
+  getName: nameOf,
   getParent: parentOf,
   getSiblings: (node) => (parentOf(node) ? childrenOf(parentOf(node)) : [node]),
   prevElementSibling: (node) => {
@@ -64,10 +66,19 @@ const adapter: Adapter = {
   },
 }
 
+/** A tag (lowercase), class or id, as the page indexes its elements by them. */
+interface Token {
+  kind: 't' | 'c' | 'i'
+  name: string
+}
+
 /** A selector ready to try: what the page must have for it to match at all, and the test of one element. */
 interface Prepared {
-  /** Every tag, class and id the selector names outside a pseudo-class (`t:a`, `c:nav`, `i:main`): a page without one of them has no match. */
-  required: string[]
+  /** Every tag, class and id the selector names outside a pseudo-class: a page without one of them has no match. */
+  required: Token[]
+  /** What its subject must have: the tokens selectors.ts wrote, and the attributes its subject compound names. */
+  subject: Token[]
+  attributes: string[]
   /** Per document mode, compiled the first time a page of that mode asks. */
   standard?: Compiled
   quirks?: Compiled
@@ -84,7 +95,8 @@ function prepared(questions: Questions, index: number): Prepared | typeof UNRUNN
   if (found === undefined) {
     try {
       const tokens = parse(questions.selectors[index]!)
-      found = { tokens, required: tokens.length === 1 ? requiredTokens(tokens[0]!) : [] }
+      const single = tokens.length === 1 ? tokens[0]! : null
+      found = { tokens, required: single ? requiredTokens(single) : [], subject: (questions.subjects[index] ?? []).map(tokenOf), attributes: single ? subjectAttributes(single) : [] }
     } catch {
       found = UNRUNNABLE
     }
@@ -93,14 +105,29 @@ function prepared(questions: Questions, index: number): Prepared | typeof UNRUNN
   return found
 }
 
-function requiredTokens(selector: Selector[]): string[] {
-  const tokens: string[] = []
+/** `t:div`, `c:card`, `i:main` (selectors.ts) as the page's index is keyed. */
+function tokenOf(token: string): Token {
+  return { kind: token[0] as Token['kind'], name: token.slice(2) }
+}
+
+function requiredTokens(selector: Selector[]): Token[] {
+  const tokens: Token[] = []
   for (const part of selector) {
-    if (part.type === SelectorType.Tag && !part.name.includes('|')) tokens.push(`t:${part.name.toLowerCase()}`)
-    else if (part.type === SelectorType.Attribute && part.name === 'class' && part.action === 'element' && part.ignoreCase !== true) tokens.push(`c:${part.value}`)
-    else if (part.type === SelectorType.Attribute && part.name === 'id' && part.action === 'equals' && part.ignoreCase !== true) tokens.push(`i:${part.value}`)
+    if (part.type === SelectorType.Tag && !part.name.includes('|')) tokens.push({ kind: 't', name: part.name.toLowerCase() })
+    else if (part.type === SelectorType.Attribute && part.name === 'class' && part.action === 'element' && part.ignoreCase !== true) tokens.push({ kind: 'c', name: part.value })
+    else if (part.type === SelectorType.Attribute && part.name === 'id' && part.action === 'equals' && part.ignoreCase !== true) tokens.push({ kind: 'i', name: part.value })
   }
   return tokens
+}
+
+/** The attributes the subject compound (after the last combinator) names outside a pseudo-class: an element without one of them is no match. */
+function subjectAttributes(selector: Selector[]): string[] {
+  const names: string[] = []
+  for (const part of selector) {
+    if (isTraversal(part)) names.length = 0
+    else if (part.type === SelectorType.Attribute && part.namespace === null) names.push(part.name)
+  }
+  return names
 }
 
 function testOf(selector: Prepared, quirks: boolean): Compiled | typeof UNRUNNABLE {
@@ -127,7 +154,7 @@ export function matchSelectors(questions: Questions, page: StaticDocument): bool
       continue
     }
     if (!selector.required.every((token) => has(page, token))) continue
-    const candidates = candidatesOf(questions.subjects[index] ?? [], page)
+    const candidates = candidatesOf(selector, page)
     if (candidates.length === 0) continue
     const test = testOf(selector, page.quirks)
     answers[index] = test === UNRUNNABLE || candidates.some(test)
@@ -135,20 +162,32 @@ export function matchSelectors(questions: Questions, page: StaticDocument): bool
   return answers
 }
 
-/** Whether some element has `token`; in quirks mode only tags are known for sure (classes and ids match without case). */
-function has(page: StaticDocument, token: string): boolean {
-  return (page.quirks && !token.startsWith('t:')) || page.tokens.has(token)
+function elementsWith(page: StaticDocument, { kind, name }: Token): readonly Element[] | undefined {
+  return (kind === 't' ? page.byTag : kind === 'c' ? page.byClass : page.byId).get(name)
 }
 
-/** The elements that have every token the selector's subject must have: the shortest list of one of them (all elements when it names none). */
-function candidatesOf(subject: readonly string[], page: StaticDocument): readonly Element[] {
+/** Whether some element has `token`; in quirks mode only tags are known for sure (classes and ids match without case). */
+function has(page: StaticDocument, token: Token): boolean {
+  return (page.quirks && token.kind !== 't') || elementsWith(page, token) !== undefined
+}
+
+/** The elements that have everything the selector's subject must have: the shortest list of one of its tokens or attributes (all elements when it names none). */
+function candidatesOf(selector: Prepared, page: StaticDocument): readonly Element[] {
   let shortest: readonly Element[] | null = null
-  for (const token of subject) {
+  for (const token of selector.subject) {
     // Quirks mode matches classes and ids without case: only the tag narrows there.
-    if (page.quirks && !token.startsWith('t:')) continue
-    const elements = page.tokens.get(token) ?? []
+    if (page.quirks && token.kind !== 't') continue
+    const elements = elementsWith(page, token) ?? []
     if (shortest === null || elements.length < shortest.length) shortest = elements
-    if (elements.length === 0) break
+    if (elements.length === 0) return elements
+  }
+  // An attribute is listed only when nothing narrower is known: each one asked costs a pass over the page.
+  if (shortest === null || shortest.length > ATTRIBUTE_PASS) {
+    for (const name of selector.attributes) {
+      const elements = elementsWithAttribute(page, name)
+      if (shortest === null || elements.length < shortest.length) shortest = elements
+      if (elements.length === 0) return elements
+    }
   }
   return shortest ?? page.elements
 }
