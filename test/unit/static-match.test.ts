@@ -20,7 +20,7 @@ function state(text: string): HtmlState {
   return parsed
 }
 
-// More elements than the index tries one by one before it lists an attribute's elements.
+// Many links: a selector whose subject is `a` has many candidates.
 const ITEMS = Array.from({ length: 100 }, (_, index) => `<li class="item"><a href="/p/${index}">${index}</a></li>`).join('')
 const PAGE = `<!doctype html><html lang="en"><head><title>t</title></head><body>
 <form><input type="search" name="q"><input type=checkbox hidden></form>

@@ -25,7 +25,7 @@ export interface StaticDocument {
   readonly byTag: Map<string, Element[]>
   readonly byClass: Map<string, Element[]>
   readonly byId: Map<string, Element[]>
-  /** Elements by attribute name, filled as names are asked for (see {@link elementsWithAttribute}). */
+  /** Elements by attribute name (lowercase), listed the first time one is asked about (see {@link elementsWithAttribute}). */
   readonly byAttribute: Map<string, Element[]>
   /** What relative URLs resolve against: the document's URL, or its `<base href>`. */
   readonly base: string
@@ -69,14 +69,22 @@ export function nameOf(element: Element): string {
   return element.namespaceURI === HTML_NS ? element.tagName : element.tagName.toLowerCase()
 }
 
-/** The elements that have attribute `name` (as {@link attribute} finds it), listed the first time it is asked. */
+/** The elements that have attribute `name` in any case: every element {@link attribute} finds it on, and perhaps a few more. */
 export function elementsWithAttribute(document: StaticDocument, name: string): readonly Element[] {
-  let found = document.byAttribute.get(name)
-  if (found === undefined) {
-    found = document.elements.filter((element) => attribute(element, name) !== undefined)
-    document.byAttribute.set(name, found)
+  listAttributes(document)
+  return document.byAttribute.get(name.toLowerCase()) ?? []
+}
+
+/** Documents whose attributes are listed: one pass over the page for every name, the first time a name is asked. */
+const attributesListed = new WeakSet<StaticDocument>()
+
+function listAttributes(document: StaticDocument): void {
+  if (attributesListed.has(document)) return
+  attributesListed.add(document)
+  for (const element of document.elements) {
+    const html = element.namespaceURI === HTML_NS
+    for (const attr of element.attrs) add(document.byAttribute, html ? attr.name : attr.name.toLowerCase(), element)
   }
-  return found
 }
 
 /** Puts `element` in `key`'s list once (a class may be written twice). */
@@ -173,9 +181,11 @@ export function inRootState<T>(document: StaticDocument, state: HtmlState, read:
   const added = state.kind === 'class' ? state.name : null
   const had = added === null ? null : (document.byClass.get(added) ?? null)
   if (added !== null && !had?.includes(root)) document.byClass.set(added, [root, ...(had ?? [])])
-  // The root has the attribute now: the elements listed with it are listed again while in the state.
-  const listed = document.byAttribute.get(name)
-  document.byAttribute.delete(name)
+  // The root has the attribute now: listed with it while in the state (the lists made first, so none is made in the state).
+  listAttributes(document)
+  const key = name.toLowerCase()
+  const listed = document.byAttribute.get(key)
+  if (!listed?.includes(root)) document.byAttribute.set(key, [root, ...(listed ?? [])])
   try {
     return read()
   } finally {
@@ -184,8 +194,8 @@ export function inRootState<T>(document: StaticDocument, state: HtmlState, read:
       if (had === null) document.byClass.delete(added)
       else document.byClass.set(added, had)
     }
-    if (listed === undefined) document.byAttribute.delete(name)
-    else document.byAttribute.set(name, listed)
+    if (listed === undefined) document.byAttribute.delete(key)
+    else document.byAttribute.set(key, listed)
   }
 }
 

@@ -14,8 +14,6 @@ type Compiled = (element: Element) => boolean
 type Adapter = NonNullable<Options<Node, Element>['adapter']>
 /** A selector css-select cannot run: a browser may still, so it is taken as matching (as the Chromium engine takes one its browser cannot run). */
 const UNRUNNABLE = 'unrunnable'
-/** Candidates past which a subject's attribute is looked for too: a pass over the page's elements for it is cheaper than trying that many. */
-const ATTRIBUTE_PASS = 64
 
 function isElement(node: Node): node is Element {
   return 'tagName' in node
@@ -181,8 +179,8 @@ function candidatesOf(selector: Prepared, page: StaticDocument): readonly Elemen
     if (shortest === null || elements.length < shortest.length) shortest = elements
     if (elements.length === 0) return elements
   }
-  // An attribute is listed only when nothing narrower is known: each one asked costs a pass over the page.
-  if (shortest === null || shortest.length > ATTRIBUTE_PASS) {
+  // A subject with no tag, class or id: its attributes narrow it (each one asked costs a pass over the page, once).
+  if (shortest === null) {
     for (const name of selector.attributes) {
       const elements = elementsWithAttribute(page, name)
       if (shortest === null || elements.length < shortest.length) shortest = elements
