@@ -16,6 +16,8 @@ import { pagesPrefix, planPages } from './pages.ts'
 
 /** Where pages are resolved: no server runs, so any origin does. A sheet on another origin (a CDN) is not the build's to have. */
 const ORIGIN = 'http://build.invalid'
+/** Files {@link sitePages} reads at once. */
+const READS_AT_ONCE = 8
 
 /** A page as the check sees it. */
 export interface SitePage {
@@ -52,24 +54,31 @@ export interface BaseFinding {
 
 /**
  * What each HTML file says of where the site is (its stylesheet links, the address it names),
- * read one file at a time and kept without the page: a folder's pages are many, and the run
+ * read a few files at a time and kept without the page: a folder's pages are many, and the run
  * reads each again when it needs it. A file that is not UTF-8 is left out.
  */
 export async function sitePages(files: readonly string[], read: (file: string) => Promise<string | Uint8Array>): Promise<SitePage[]> {
   const decoder = new TextDecoder('utf-8', { fatal: true })
-  const pages: SitePage[] = []
   // The files' URLs below `/`: the one rule that turns a file into its page's path (pages.ts).
-  for (const page of planPages(null, files, { siteUrl: new URL(ORIGIN), base: '/' })) {
-    const content = await read(page.file)
-    let html: string
-    try {
-      html = typeof content === 'string' ? content : decoder.decode(content)
-    } catch {
-      continue
+  const planned = planPages(null, files, { siteUrl: new URL(ORIGIN), base: '/' })
+  const found: (SitePage | null)[] = new Array<SitePage | null>(planned.length).fill(null)
+  let next = 0
+  // One file at a time, a read's wait was most of the time: a few overlap, each page is dropped once read.
+  const reader = async (): Promise<void> => {
+    for (let index = next++; index < planned.length; index = next++) {
+      const page = planned[index]!
+      const content = await read(page.file)
+      let html: string
+      try {
+        html = typeof content === 'string' ? content : decoder.decode(content)
+      } catch {
+        continue
+      }
+      found[index] = sitePageOf(new URL(page.url).pathname.slice(1), page.file, html)
     }
-    pages.push(sitePageOf(new URL(page.url).pathname.slice(1), page.file, html))
   }
-  return pages
+  await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, planned.length) }, reader))
+  return found.filter((page) => page !== null)
 }
 
 /** The directories a path is below, outermost first: `/a/b/c.css` is below `/`, `/a/` and `/a/b/`. */

@@ -90,6 +90,8 @@ export class StaticWorkers {
 
   constructor(size: number) {
     this.#size = Math.max(1, size)
+    // One thread starts now: its modules load while the build reads its pages, not after the first page is handed over.
+    this.#start()
   }
 
   /** The job's outcome; rejects with StaticJobFailed, or with the signal's reason once it aborts. */
