@@ -44,7 +44,7 @@ const SVG_NS = 'http://www.w3.org/2000/svg'
 const CSS_TYPE = /^\s*(text\/css)?\s*$/i
 const WHITESPACE = /[\t\n\f\r ]+/
 const HAS_WHITESPACE = /[\t\n\f\r ]/
-/** `#`: parse5 names every node that is not an element with it (`#text`, `#comment`, `#documentType`). */
+/** `#`: parse5 names every node that is not an element with it (`#text`, `#comment`, `#document`, `#documentType`). */
 const NOT_AN_ELEMENT = 35
 const NOT_BLANK = /[^\t\n\f\r ]/
 /** Elements whose content is not shown as text of the page. */
@@ -53,6 +53,11 @@ const UNSHOWN = new Set(['script', 'style', 'template', 'noscript', 'head', 'tit
 const REPLACED = new Set(['img', 'svg', 'video', 'canvas', 'iframe', 'picture', 'object', 'embed', 'input', 'textarea', 'select', 'button', 'audio', 'math', 'hr', 'meter', 'progress'])
 /** Script types a browser does not run: data blocks. */
 const DATA_SCRIPT = /json|template|text\/(?!javascript|ecmascript)|importmap|speculationrules/i
+
+/** Whether a node of parse5's tree is an element: by its name, the cheapest test on a path every element takes. */
+export function isElement(node: Node): node is Element {
+  return node.nodeName.charCodeAt(0) !== NOT_AN_ELEMENT
+}
 
 export function attribute(element: Element, name: string): string | undefined {
   for (const attr of element.attrs) if (attr.name === name) return attr.value
@@ -111,9 +116,8 @@ export function readDocument(html: string, url: string): StaticDocument {
   const visit = (parent: ParentNode, inSvg: boolean): void => {
     const children = parent.childNodes
     for (let at = 0; at < children.length; at++) {
-      const child = children[at]!
-      if (child.nodeName.charCodeAt(0) === NOT_AN_ELEMENT) continue
-      const element = child as Element
+      const element = children[at]!
+      if (!isElement(element)) continue
       elements.push(element)
       const html = element.namespaceURI === HTML_NS
       const tag = nameOf(element)
@@ -229,7 +233,7 @@ function shows(parent: ParentNode): boolean {
       if (NOT_BLANK.test((child as DefaultTreeAdapterTypes.TextNode).value)) return true
       continue
     }
-    if (!('tagName' in child)) continue
+    if (!isElement(child)) continue
     const tag = child.tagName.toLowerCase()
     if (UNSHOWN.has(tag)) continue
     if (REPLACED.has(tag) || shows(child)) return true

@@ -8,16 +8,12 @@
 import { compile, type Options } from 'css-select'
 import { isTraversal, parse, SelectorType, type Selector } from 'css-what'
 import type { Questions } from '../css.ts'
-import { attribute, elementsWithAttribute, nameOf, type Element, type Node, type StaticDocument } from './document.ts'
+import { attribute, elementsWithAttribute, isElement, nameOf, type Element, type Node, type StaticDocument } from './document.ts'
 
 type Compiled = (element: Element) => boolean
 type Adapter = NonNullable<Options<Node, Element>['adapter']>
 /** A selector css-select cannot run: a browser may still, so it is taken as matching (as the Chromium engine takes one its browser cannot run). */
 const UNRUNNABLE = 'unrunnable'
-
-function isElement(node: Node): node is Element {
-  return 'tagName' in node
-}
 
 function parentOf(node: Node): Node | null {
   return 'parentNode' in node ? (node.parentNode as Node | null) : null

@@ -42,7 +42,7 @@ const JOBS_PER_THREAD = 3
 /**
  * Threads that parse and match: one core is left to the engine's own thread, which serves the
  * pages, runs the gates and (in a build) writes the pages, about a third of a static build's
- * CPU; each thread's heap is some 200 MB at its peak, so one that only shares a core costs memory for nothing.
+ * CPU; each thread's heap is some 140 MB at its peak, so one that only shares a core costs memory for nothing.
  */
 export function staticThreads(cores: number = availableParallelism()): number {
   return Math.max(1, Math.min(MAX_THREADS, cores - 1))
